@@ -1,0 +1,221 @@
+"""Settings for tutor brain: one module, every environment value read through config.env.
+
+Product defaults that a deployment may tune are settings (TUTORBRAIN_*); constants that
+define the product's behaviour (salience by kind, readiness bands, block weights) are
+named constants in the module that uses them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me-in-production")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "pgtrigger",
+    "memory",
+    "concepts",
+    "beliefs",
+    "tutorbrain",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+# DATABASE_URL set: use that server (any PostgreSQL >= 15 with pgvector).
+# Unset: start or attach to the embedded PostgreSQL 18 + pgvector (config/embedded_db.py).
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+    USING_EMBEDDED_DATABASE = False
+else:
+    from config.embedded_db import ensure_running
+
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            **ensure_running(),
+            "PASSWORD": "",
+            "CONN_MAX_AGE": 60,
+        }
+    }
+    USING_EMBEDDED_DATABASE = True
+DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+# A Celery worker started by a test must use the test's database, not the main one.
+if os.environ.get("TUTORBRAIN_DB_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["TUTORBRAIN_DB_NAME"]
+# Parallel test runs (several sessions, CI) each get their own test database.
+DATABASES["default"]["TEST"] = {
+    "NAME": "test_tutorbrain" + env_str("TUTORBRAIN_TEST_DB_SUFFIX", ""),
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+MEDIA_ROOT = Path(env_str("TUTORBRAIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+MEDIA_URL = "media/"
+
+# --- REST API -------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tutorbrain.api.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["tutorbrain.api.auth.HasOrganization"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "tutorbrain.api.errors.json_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "tutor brain API",
+    "DESCRIPTION": "Long-term memory for AI tutors: episodes, concept map, beliefs, memory block.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Served from the sidecar package: the docs page works with no network.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {
+            "ApiKey": {
+                "type": "apiKey",
+                "in": "header",
+                "name": "Authorization",
+                "description": "`Api-Key <key>` — one key per organization",
+            }
+        }
+    },
+    "SECURITY": [{"ApiKey": []}],
+}
+
+# --- Celery ---------------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = env_str("TUTORBRAIN_NIGHTLY_TIMEZONE", "UTC")
+# The nightly cycle's time of day (R-7); the beat schedule itself is in config/celery.py.
+TUTORBRAIN_NIGHTLY_HOUR = env_int("TUTORBRAIN_NIGHTLY_HOUR", 2, minimum=0)
+TUTORBRAIN_NIGHTLY_MINUTE = env_int("TUTORBRAIN_NIGHTLY_MINUTE", 30, minimum=0)
+if TUTORBRAIN_NIGHTLY_HOUR > 23 or TUTORBRAIN_NIGHTLY_MINUTE > 59:
+    raise ImproperlyConfigured("TUTORBRAIN_NIGHTLY_HOUR must be 0-23 and _MINUTE 0-59")
+# The one place the periodic schedule is defined.
+CELERY_BEAT_SCHEDULE = {
+    "nightly-cycle": {
+        "task": "tutorbrain.tasks.nightly_fan_out",
+        "schedule": crontab(hour=TUTORBRAIN_NIGHTLY_HOUR, minute=TUTORBRAIN_NIGHTLY_MINUTE),
+    },
+}
+
+# --- Embeddings -----------------------------------------------------------------------
+# "use": multilingual Universal Sentence Encoder v3 shipped inside its wheel (512-d).
+# "openai": any OpenAI-compatible /v1/embeddings endpoint.
+TUTORBRAIN_EMBEDDER = env_choice("TUTORBRAIN_EMBEDDER", "use", ("use", "openai"))
+TUTORBRAIN_EMBEDDING_BASE_URL = env_str("TUTORBRAIN_EMBEDDING_BASE_URL", "")
+TUTORBRAIN_EMBEDDING_MODEL = env_str("TUTORBRAIN_EMBEDDING_MODEL", "")
+TUTORBRAIN_EMBEDDING_API_KEY = env_str("TUTORBRAIN_EMBEDDING_API_KEY", "")
+_EMBEDDER_DIMENSIONS = {"use": 512}
+if TUTORBRAIN_EMBEDDER == "openai":
+    if not (TUTORBRAIN_EMBEDDING_BASE_URL and TUTORBRAIN_EMBEDDING_MODEL):
+        raise ImproperlyConfigured(
+            "TUTORBRAIN_EMBEDDER=openai needs TUTORBRAIN_EMBEDDING_BASE_URL and TUTORBRAIN_EMBEDDING_MODEL"
+        )
+    TUTORBRAIN_EMBEDDING_DIMENSIONS = env_int("TUTORBRAIN_EMBEDDING_DIMENSIONS", 0, minimum=1)
+else:
+    TUTORBRAIN_EMBEDDING_DIMENSIONS = _EMBEDDER_DIMENSIONS[TUTORBRAIN_EMBEDDER]
+
+# --- Concept extraction ---------------------------------------------------------------
+TUTORBRAIN_EXTRACTOR = env_choice("TUTORBRAIN_EXTRACTOR", "offline", ("offline", "llm"))
+TUTORBRAIN_LLM_BASE_URL = env_str("TUTORBRAIN_LLM_BASE_URL", "")
+TUTORBRAIN_LLM_MODEL = env_str("TUTORBRAIN_LLM_MODEL", "")
+TUTORBRAIN_LLM_API_KEY = env_str("TUTORBRAIN_LLM_API_KEY", "")
+TUTORBRAIN_LLM_TIMEOUT_SECONDS = env_float("TUTORBRAIN_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+
+# --- Read path ------------------------------------------------------------------------
+TUTORBRAIN_BLOCK_DEADLINE_SECONDS = env_float(
+    "TUTORBRAIN_BLOCK_DEADLINE_SECONDS", 2.5, minimum=0.05
+)
+TUTORBRAIN_DEFAULT_TOKEN_BUDGET = env_int("TUTORBRAIN_DEFAULT_TOKEN_BUDGET", 900, minimum=1)
+
+# --- Limits on input ------------------------------------------------------------------
+TUTORBRAIN_MAX_TEXT_CHARS = env_int("TUTORBRAIN_MAX_TEXT_CHARS", 20_000, minimum=100)
+TUTORBRAIN_MAX_MESSAGE_CHARS = env_int("TUTORBRAIN_MAX_MESSAGE_CHARS", 4_000, minimum=10)
+TUTORBRAIN_MAX_FILE_BYTES = env_int("TUTORBRAIN_MAX_FILE_BYTES", 20 * 1024 * 1024, minimum=1024)
+TUTORBRAIN_MAX_BATCH_EVENTS = env_int("TUTORBRAIN_MAX_BATCH_EVENTS", 1_000, minimum=1)
+
+# --- Tamper evidence ------------------------------------------------------------------
+# Key for HMAC-signed chain checkpoints. Defaults to SECRET_KEY; set it separately so a
+# checkpoint stored elsewhere stays verifiable when the web secret rotates.
+TUTORBRAIN_CHECKPOINT_KEY = env_str("TUTORBRAIN_CHECKPOINT_KEY", SECRET_KEY)
+
+# --- Nightly cycle --------------------------------------------------------------------
+TUTORBRAIN_VERIFY_BATCH_SIZE = env_int("TUTORBRAIN_VERIFY_BATCH_SIZE", 200, minimum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
+}

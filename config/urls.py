@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+admin.site.site_header = "tutor brain"
+admin.site.site_title = "tutor brain admin"
+admin.site.index_title = "Memory, concept maps and beliefs"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("api/v1/", include("tutorbrain.api.urls")),
+]

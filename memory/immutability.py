@@ -1,0 +1,53 @@
+"""The model-level half of "never edited, never deleted" (R-1.4).
+
+The database half is a pgtrigger Protect trigger on each table; this half gives the
+early, readable error before any SQL is sent.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ImmutableRecordError(Exception):
+    """Raised when code tries to edit or delete a write-once row."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImmutableRecordError(
+            f"{self.model.__name__} rows are append-only: update() is refused"
+        )
+
+    def delete(self):
+        raise ImmutableRecordError(
+            f"{self.model.__name__} rows are append-only: delete() is refused"
+        )
+
+    # bulk_update is an update by another name.
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise ImmutableRecordError(
+            f"{self.model.__name__} rows are append-only: bulk_update() is refused"
+        )
+
+
+class AppendOnlyModel(models.Model):
+    """Abstract base: a row may be inserted once and never saved again or deleted."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableRecordError(
+                f"{type(self).__name__} {self.pk} is append-only: an existing row cannot be saved"
+            )
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableRecordError(
+            f"{type(self).__name__} {self.pk} is append-only: it cannot be deleted"
+        )

@@ -1,0 +1,531 @@
+"""Writes of the memory app: tenancy, API keys, files and the episode log.
+
+Every public service is one transaction. Work that may be slow or call out (the
+embedding) happens before the transaction opens; signals to other apps go out after
+it commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from memory import indexing
+from memory.errors import InvalidInput
+from memory.hashing import episode_hash, fields_of
+from memory.models import (
+    GENESIS_HASH,
+    ApiKey,
+    Episode,
+    EpisodeIndex,
+    Organization,
+    Pair,
+    Student,
+    Subject,
+    SubjectFile,
+)
+from memory.rules import (
+    CONCEPT_NAME_MAX_CHARS,
+    CONCEPTS_MAX,
+    SUMMARY_MAX_CHARS,
+    TOPIC_MAX_CHARS,
+    salience_for,
+)
+from memory.signals import episodes_appended
+
+# --------------------------------------------------------------------------------------
+# Tenancy and API keys
+# --------------------------------------------------------------------------------------
+
+API_KEY_PREFIX_CHARS = 8
+
+
+def api_key_hash(raw_key: str) -> str:
+    # Keys are 256-bit random strings, so a fast hash is enough (no dictionary to attack).
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def organization_create(*, name: str, slug: str = "") -> Organization:
+    slug = slug or slugify(name)[:100]
+    if not name.strip():
+        raise InvalidInput("name", "must not be empty")
+    if not slug:
+        raise InvalidInput("slug", "must not be empty")
+    if Organization.objects.filter(slug=slug).exists():
+        raise InvalidInput("slug", f"an organization with slug {slug!r} already exists")
+    return Organization.objects.create(name=name.strip(), slug=slug)
+
+
+@transaction.atomic
+def api_key_create(*, organization: Organization, name: str) -> tuple[ApiKey, str]:
+    """Create a key; return the row and the raw key, which is never stored nor shown again."""
+    raw = "tb_" + secrets.token_urlsafe(32)
+    key = ApiKey.objects.create(
+        organization=organization,
+        name=name or "default",
+        prefix=raw[:API_KEY_PREFIX_CHARS],
+        key_hash=api_key_hash(raw),
+    )
+    return key, raw
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = now or timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+    return api_key
+
+
+def _validate_external_id(field_name: str, external_id: str) -> str:
+    value = (external_id or "").strip()
+    if not value:
+        raise InvalidInput(field_name, "must not be empty")
+    if len(value) > 200:
+        raise InvalidInput(field_name, "must be at most 200 characters")
+    return value
+
+
+def _validate_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidInput("timezone", f"unknown time zone {name!r}") from exc
+    return name
+
+
+@transaction.atomic
+def student_get_or_create(
+    *, organization: Organization, external_id: str, timezone_name: str | None = None
+) -> Student:
+    """The student with this external id, created on first use."""
+    external_id = _validate_external_id("student", external_id)
+    defaults = {}
+    if timezone_name:
+        defaults["timezone"] = _validate_timezone(timezone_name)
+    student, created = Student.objects.get_or_create(
+        organization=organization, external_id=external_id, defaults=defaults
+    )
+    if not created and timezone_name and student.timezone != timezone_name:
+        # The chat service knows the student's zone better than we do: keep it current.
+        student.timezone = timezone_name
+        student.save(update_fields=["timezone"])
+    return student
+
+
+@transaction.atomic
+def subject_get_or_create(
+    *, organization: Organization, external_id: str, name: str = "", language: str = ""
+) -> Subject:
+    """The subject with this external id, created on first use."""
+    external_id = _validate_external_id("subject", external_id)
+    defaults: dict[str, Any] = {"name": (name or external_id)[:200]}
+    if language:
+        defaults["language"] = language[:8]
+    subject, _ = Subject.objects.get_or_create(
+        organization=organization, external_id=external_id, defaults=defaults
+    )
+    return subject
+
+
+@transaction.atomic
+def pair_get_or_create(*, student: Student, subject: Subject) -> Pair:
+    if student.organization_id != subject.organization_id:
+        raise InvalidInput("subject", "belongs to another organization than the student")
+    pair, _ = Pair.objects.get_or_create(student=student, subject=subject)
+    return pair
+
+
+# --------------------------------------------------------------------------------------
+# The file registry
+# --------------------------------------------------------------------------------------
+
+
+def file_fingerprint(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+@transaction.atomic
+def subject_file_register(
+    *,
+    subject: Subject,
+    name: str,
+    content: bytes,
+    content_type: str = "",
+    page_count: int = 0,
+    uploaded_by: Student | None = None,
+    now: datetime | None = None,
+) -> SubjectFile:
+    """Register a file; a current file with the same name becomes `replaced_by` it.
+
+    Registering the very same bytes under the same name again is a no-op that returns the
+    current row (a retried upload must not create a new version).
+    """
+    name = (name or "").strip()
+    if not name:
+        raise InvalidInput("name", "must not be empty")
+    if len(name) > 255:
+        raise InvalidInput("name", "must be at most 255 characters")
+    if not content:
+        raise InvalidInput("file", "is empty")
+    now = now or timezone.now()
+    fingerprint = file_fingerprint(content)
+    current = (
+        SubjectFile.objects.select_for_update()
+        .filter(subject=subject, name=name, replaced_at__isnull=True, removed_at__isnull=True)
+        .first()
+    )
+    if current is not None and current.fingerprint == fingerprint:
+        return current
+    if current is not None:
+        # Free the "one current file per name" slot before the new row takes it.
+        SubjectFile.objects.filter(pk=current.pk).update(replaced_at=now)
+    new = SubjectFile.objects.create(
+        subject=subject,
+        name=name,
+        fingerprint=fingerprint,
+        content_type=content_type[:100],
+        size_bytes=len(content),
+        page_count=page_count,
+        content=content,
+        uploaded_by=uploaded_by,
+        uploaded_at=now,
+    )
+    if current is not None:
+        SubjectFile.objects.filter(pk=current.pk).update(replaced_by=new)
+    return new
+
+
+@transaction.atomic
+def subject_file_remove(*, subject_file: SubjectFile, now: datetime | None = None) -> SubjectFile:
+    """Record that a file was removed. The row and its bytes stay: citations need them."""
+    locked = SubjectFile.objects.select_for_update().get(pk=subject_file.pk)
+    if not locked.is_current:
+        raise InvalidInput("file", f"{locked.name!r} is no longer current")
+    locked.removed_at = now or timezone.now()
+    locked.save(update_fields=["removed_at"])
+    return locked
+
+
+# --------------------------------------------------------------------------------------
+# The episode log
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class EventSpec:
+    """One event as the chat service describes it (the API's and the importer's input)."""
+
+    kind: str
+    summary: str
+    text: str = ""
+    concepts: list[str] = field(default_factory=list)
+    occurred_at: datetime | None = None
+    topic: str = ""
+    verdict: str = ""
+    assessment: str = ""
+    predicted_mastery: float | None = None
+    score: float | None = None
+    # answer: [{"file_id": int} or {"file": name}, optional "pages": [int]]
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    recalled_ids: list[int] = field(default_factory=list)
+    idempotency_key: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _check(condition: bool, field_name: str, message: str) -> None:
+    if not condition:
+        raise InvalidInput(field_name, message)
+
+
+def event_validate(spec: EventSpec, *, field_prefix: str = "") -> EventSpec:
+    """Check one event's shape without touching the database. Returns it normalised."""
+    p = field_prefix
+    kinds = {k.value for k in Episode.Kind}
+    _check(spec.kind in kinds, f"{p}kind", f"must be one of {', '.join(sorted(kinds))}")
+    summary = (spec.summary or "").strip()
+    _check(bool(summary), f"{p}summary", "must not be empty")
+    _check(
+        len(summary) <= SUMMARY_MAX_CHARS,
+        f"{p}summary",
+        f"must be at most {SUMMARY_MAX_CHARS} characters",
+    )
+    spec.summary = summary
+    limit = settings.TUTORBRAIN_MAX_TEXT_CHARS
+    _check(len(spec.text or "") <= limit, f"{p}text", f"must be at most {limit} characters")
+    _check(
+        len(spec.assessment or "") <= limit, f"{p}assessment", f"must be at most {limit} characters"
+    )
+    _check(
+        len(spec.topic or "") <= TOPIC_MAX_CHARS,
+        f"{p}topic",
+        f"must be at most {TOPIC_MAX_CHARS} characters",
+    )
+    verdicts = {v.value for v in Episode.Verdict}
+    if spec.kind == Episode.Kind.CHECK:
+        _check(bool(spec.verdict), f"{p}verdict", "is required for a check")
+    if spec.verdict:
+        _check(
+            spec.kind in ("check", "quiz"), f"{p}verdict", "is only allowed on a check or a quiz"
+        )
+        _check(spec.verdict in verdicts, f"{p}verdict", "must be one of right, wrong, partial")
+    if spec.predicted_mastery is not None:
+        _check(
+            isinstance(spec.predicted_mastery, int | float)
+            and 0.0 <= float(spec.predicted_mastery) <= 1.0,
+            f"{p}predicted_mastery",
+            "must be a number between 0 and 1",
+        )
+        _check(spec.kind == "check", f"{p}predicted_mastery", "is only allowed on a check")
+    if spec.score is not None:
+        _check(
+            isinstance(spec.score, int | float) and 0.0 <= float(spec.score) <= 1.0,
+            f"{p}score",
+            "must be a number between 0 and 1",
+        )
+    _check(isinstance(spec.concepts, list), f"{p}concepts", "must be a list of names")
+    _check(
+        len(spec.concepts) <= CONCEPTS_MAX,
+        f"{p}concepts",
+        f"must name at most {CONCEPTS_MAX} concepts",
+    )
+    cleaned = []
+    for name in spec.concepts:
+        _check(
+            isinstance(name, str) and name.strip() != "",
+            f"{p}concepts",
+            "names must be non-empty strings",
+        )
+        _check(len(name) <= CONCEPT_NAME_MAX_CHARS, f"{p}concepts", "a name is too long")
+        if name.strip() not in cleaned:
+            cleaned.append(name.strip())
+    spec.concepts = cleaned
+    if spec.citations:
+        _check(spec.kind == "answer", f"{p}citations", "are only allowed on an answer")
+    if spec.recalled_ids:
+        _check(spec.kind == "answer", f"{p}recalled_ids", "are only allowed on an answer")
+        _check(
+            all(isinstance(i, int) and not isinstance(i, bool) for i in spec.recalled_ids),
+            f"{p}recalled_ids",
+            "must be episode ids (integers)",
+        )
+    _check(
+        len(spec.idempotency_key or "") <= 200,
+        f"{p}idempotency_key",
+        "must be at most 200 characters",
+    )
+    return spec
+
+
+def _resolve_citations(spec: EventSpec, subject: Subject, field_name: str) -> list[dict[str, Any]]:
+    """Each cited file with its fingerprint at this moment (R-1.2)."""
+    resolved = []
+    for i, citation in enumerate(spec.citations):
+        where = f"{field_name}[{i}]"
+        if not isinstance(citation, dict):
+            raise InvalidInput(where, "must be an object with file_id or file")
+        qs = SubjectFile.objects.filter(subject=subject)
+        if citation.get("file_id") is not None:
+            file = (
+                qs.filter(pk=citation["file_id"]).first()
+                if isinstance(citation["file_id"], int)
+                else None
+            )
+        elif citation.get("file"):
+            file = qs.filter(
+                name=citation["file"], replaced_at__isnull=True, removed_at__isnull=True
+            ).first()
+        else:
+            raise InvalidInput(where, "must name file_id or file")
+        if file is None:
+            raise InvalidInput(where, "names a file that is not in this subject")
+        pages = citation.get("pages") or []
+        if not isinstance(pages, list) or not all(isinstance(n, int) and n >= 1 for n in pages):
+            raise InvalidInput(f"{where}.pages", "must be a list of page numbers (1-based)")
+        resolved.append(
+            {"file_id": file.pk, "name": file.name, "fingerprint": file.fingerprint, "pages": pages}
+        )
+    return resolved
+
+
+def _evidence_for(spec: EventSpec, citations: list[dict[str, Any]]) -> dict[str, Any]:
+    evidence: dict[str, Any] = dict(spec.extra or {})
+    if spec.kind == "answer":
+        evidence["citations"] = citations
+        evidence["recalled_ids"] = list(spec.recalled_ids)
+    if spec.assessment:
+        evidence["assessment"] = spec.assessment
+    if spec.score is not None:
+        evidence["score"] = float(spec.score)
+    return evidence
+
+
+def _lock_pair(pair_id: int) -> Pair:
+    # The row lock on the pair is the chain's append lock: concurrent appends to one
+    # chain queue here; appends to other chains never wait.
+    return Pair.objects.select_for_update().get(pk=pair_id)
+
+
+def episode_append_batch(
+    *,
+    pair: Pair,
+    events: Sequence[EventSpec],
+    now: datetime | None = None,
+    embed: bool = True,
+) -> list[Episode]:
+    """Append events to one chain in order, in one transaction: all or nothing.
+
+    Events whose idempotency key is already in the chain are not appended again; their
+    existing episodes are returned in their place. `embed=False` skips the embedding
+    (bulk imports may re-embed later with `manage.py reembed`).
+    """
+    if not events:
+        return []
+    limit = settings.TUTORBRAIN_MAX_BATCH_EVENTS
+    if len(events) > limit:
+        raise InvalidInput("events", f"a batch holds at most {limit} events")
+    many = len(events) > 1
+    for i, spec in enumerate(events):
+        event_validate(spec, field_prefix=f"events[{i}]." if many else "")
+    keys = [s.idempotency_key for s in events if s.idempotency_key]
+    if len(keys) != len(set(keys)):
+        raise InvalidInput("idempotency_key", "is repeated within the batch")
+
+    now = now or timezone.now()
+    vectors = _embed_events(events) if embed else [None] * len(events)
+
+    with transaction.atomic():
+        locked = _lock_pair(pair.pk)
+        existing = {}
+        if keys:
+            existing = {
+                e.idempotency_key: e
+                for e in Episode.objects.filter(pair=locked, idempotency_key__in=keys)
+            }
+        result: list[Episode | None] = []
+        new_rows: list[tuple[Episode, Any]] = []
+        seq, prev = locked.head_seq, locked.head_hash or GENESIS_HASH
+        for i, spec in enumerate(events):
+            if spec.idempotency_key and spec.idempotency_key in existing:
+                result.append(existing[spec.idempotency_key])
+                continue
+            p = f"events[{i}]." if many else ""
+            citations = (
+                _resolve_citations(spec, locked.subject, f"{p}citations") if spec.citations else []
+            )
+            if spec.recalled_ids:
+                _check_recalled(locked, spec.recalled_ids, f"{p}recalled_ids")
+            seq += 1
+            episode = Episode(
+                pair=locked,
+                seq=seq,
+                kind=spec.kind,
+                summary=spec.summary,
+                text=spec.text or "",
+                concepts=spec.concepts,
+                salience=salience_for(spec.kind, spec.verdict),
+                occurred_at=spec.occurred_at or now,
+                recorded_at=now,
+                topic=(spec.topic or "").strip(),
+                verdict=spec.verdict or "",
+                predicted_mastery=None
+                if spec.predicted_mastery is None
+                else float(spec.predicted_mastery),
+                evidence=_evidence_for(spec, citations),
+                idempotency_key=spec.idempotency_key or "",
+                prev_hash=prev,
+            )
+            episode.hash = episode_hash(fields_of(episode), prev)
+            prev = episode.hash
+            new_rows.append((episode, vectors[i]))
+            result.append(episode)
+        if new_rows:
+            try:
+                Episode.objects.bulk_create([e for e, _ in new_rows])
+            except IntegrityError as exc:  # a race the lock should make impossible
+                raise RuntimeError(f"episode chain of pair {locked.pk} would fork: {exc}") from exc
+            EpisodeIndex.objects.bulk_create([_index_row(e, vector) for e, vector in new_rows])
+            last = new_rows[-1][0]
+            latest = max(e.occurred_at for e, _ in new_rows)
+            Pair.objects.filter(pk=locked.pk).update(
+                head_seq=last.seq,
+                head_hash=last.hash,
+                last_episode_at=latest
+                if locked.last_episode_at is None
+                else max(latest, locked.last_episode_at),
+            )
+            new_ids = [e.pk for e, _ in new_rows]
+            transaction.on_commit(
+                lambda: episodes_appended.send(
+                    sender=Episode, episode_ids=new_ids, pair_id=locked.pk
+                )
+            )
+    return [e for e in result if e is not None]
+
+
+def episode_append(
+    *,
+    pair: Pair,
+    kind: str,
+    summary: str,
+    now: datetime | None = None,
+    embed: bool = True,
+    **fields: Any,
+) -> Episode:
+    """Append one event to a pair's chain (see EventSpec for the fields)."""
+    spec = EventSpec(kind=kind, summary=summary, **fields)
+    return episode_append_batch(pair=pair, events=[spec], now=now, embed=embed)[0]
+
+
+def _check_recalled(pair: Pair, ids: list[int], field_name: str) -> None:
+    found = set(Episode.objects.filter(pair=pair, pk__in=ids).values_list("pk", flat=True))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise InvalidInput(field_name, f"are not episodes of this student and subject: {missing}")
+
+
+def _embed_events(events: Sequence[EventSpec]) -> list[Any]:
+    texts = [indexing.episode_embedding_text(s.summary, s.text or "") for s in events]
+    vectors = indexing.embed(texts)
+    return list(vectors)
+
+
+def _index_row(episode: Episode, vector: Any) -> EpisodeIndex:
+    from django.contrib.postgres.search import SearchVector
+    from django.db.models import Value
+
+    assessment = str(episode.evidence.get("assessment", ""))
+    document = indexing.search_document(
+        episode.summary, f"{episode.text}\n{assessment}", episode.topic, episode.concepts
+    )
+    return EpisodeIndex(
+        episode=episode,
+        pair_id=episode.pair_id,
+        occurred_at=episode.occurred_at,
+        kind=episode.kind,
+        embedding=vector,
+        embedding_model=indexing.embed_model_name() if vector is not None else "",
+        search=SearchVector(Value(document), config="simple"),
+    )
+
+
+def advisory_lock_key(*parts: int) -> int:
+    """A 63-bit key for pg_advisory_xact_lock from small integers."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def advisory_xact_lock(*parts: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [advisory_lock_key(*parts)])

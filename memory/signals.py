@@ -1,0 +1,8 @@
+"""Signals other apps listen to. Sent after the appending transaction commits."""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+# kwargs: episode_ids (list[int], in chain order), pair_id (int)
+episodes_appended = Signal()

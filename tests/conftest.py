@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+from memory.services import api_key_create
+from tests.factories import OrganizationFactory, PairFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def organization(db):
+    return OrganizationFactory()
+
+
+@pytest.fixture
+def api_key(organization):
+    _, raw = api_key_create(organization=organization, name="test")
+    return raw
+
+
+@pytest.fixture
+def api(api_key):
+    """An API client authenticated with the organization's key."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {api_key}")
+    return client
+
+
+@pytest.fixture
+def pair(organization):
+    return PairFactory(student__organization=organization, subject__organization=organization)
+
+
+class CeleryWorker:
+    """A real `celery worker` subprocess on its own queue, against the real Redis."""
+
+    def __init__(self, database_name: str, queue: str):
+        self.queue = queue
+        env = dict(os.environ)
+        env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+        env["TUTORBRAIN_DB_NAME"] = database_name
+        env["CELERY_TASK_DEFAULT_QUEUE"] = queue
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--concurrency=1",
+                "-Q",
+                queue,
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=WARNING",
+                "-n",
+                f"{queue}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def wait_ready(self, app, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"celery worker exited: {self.process.stdout.read()}")
+            replies = app.control.ping(
+                destination=[f"{self.queue}@{os.uname().nodename}"], timeout=0.5
+            )
+            if replies:
+                return
+        raise TimeoutError("celery worker did not answer within the timeout")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def celery_worker(transactional_db, settings):
+    """Start a real worker that sees the test database; tasks go to its private queue.
+
+    Uses transactional_db so rows the test writes are committed and visible to the
+    worker process. The worker is stopped (and killed if it hangs) after the test.
+    """
+    from django.db import connection
+
+    from config.celery import app
+
+    queue = f"test-{uuid.uuid4().hex[:10]}"
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = queue
+    worker = CeleryWorker(connection.settings_dict["NAME"], queue)
+    try:
+        worker.wait_ready(app)
+        yield worker
+    finally:
+        worker.stop()
+        app.conf.task_always_eager, app.conf.task_default_queue = previous

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import pytest
+
+from config.celery import app, ping
+
+
+@pytest.mark.celery_worker
+def test_a_real_celery_worker_executes_a_task_and_returns_its_result(celery_worker):
+    result = ping.apply_async(args=["hello"], queue=celery_worker.queue)
+    assert result.get(timeout=30) == "pong:hello"
+    assert celery_worker.process.poll() is None
+
+
+def test_the_beat_schedule_holds_the_nightly_entry_at_the_configured_time(settings):
+    entry = app.conf.beat_schedule["nightly-cycle"]
+    assert entry["task"] == "tutorbrain.tasks.nightly_fan_out"
+    schedule = entry["schedule"]
+    assert schedule.hour == {settings.TUTORBRAIN_NIGHTLY_HOUR}
+    assert schedule.minute == {settings.TUTORBRAIN_NIGHTLY_MINUTE}

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from tutorbrain.embedder import embed
+
+CONCEPTS = [
+    "Osmosis is the movement of water across a membrane.",
+    "Mitochondria produce energy for the cell.",
+    "Photosynthesis turns light into chemical energy in plants.",
+    "The French Revolution began in 1789.",
+    "A prime number has exactly two divisors.",
+]
+
+
+def _best(question: str) -> int:
+    vectors = embed([question, *CONCEPTS])
+    return int(np.argmax(vectors[1:] @ vectors[0]))
+
+
+def test_vectors_are_float32_rows_of_unit_length():
+    vectors = embed(["hello", "hola"])
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (2, 512)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_spanish_question_finds_its_english_concept_among_distractors():
+    assert _best("¿Qué es la ósmosis y cómo se mueve el agua?") == 0
+
+
+def test_a_french_question_finds_its_english_concept_among_distractors():
+    assert _best("À quoi servent les mitochondries dans la cellule ?") == 1
+
+
+def test_an_arabic_question_finds_its_english_concept_among_distractors():
+    assert _best("كيف تحول النباتات الضوء إلى طاقة في عملية البناء الضوئي؟") == 2
+
+
+def test_the_default_embedder_loads_and_embeds_with_networking_unavailable():
+    script = textwrap.dedent(
+        """
+        import socket
+        def refuse(*args, **kwargs):
+            raise OSError("network disabled for this test")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from tutorbrain.embedder import UseEmbedder
+        v = UseEmbedder().embed(["offline"])
+        print(v.shape)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(1, 512)"

@@ -1,0 +1,38 @@
+from django.apps import AppConfig
+
+
+class TutorbrainConfig(AppConfig):
+    name = "tutorbrain"
+    verbose_name = "Tutor brain"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # memory cannot import tutorbrain (dependency order), so the embedder and the
+        # language data are handed to it here. Nothing is loaded until first use.
+        from memory import indexing
+        from tutorbrain import embedder, language
+
+        indexing.register(
+            embed=embedder.embed,
+            model_name=embedder.model_name(),
+            search_terms=language.search_terms,
+        )
+        self._register_reembed_targets()
+
+    def _register_reembed_targets(self) -> None:
+        from memory.derived import EPISODE_INDEX_SQL, episode_index_texts
+        from memory.models import EpisodeIndex
+        from tutorbrain.reembed import ReembedTarget, register_target
+
+        register_target(
+            ReembedTarget(
+                label="episodes",
+                model=EpisodeIndex,
+                vector_field="embedding",
+                model_field="embedding_model",
+                index_name="episodeindex_embedding_hnsw",
+                index_sql=EPISODE_INDEX_SQL,
+                text_of=episode_index_texts,
+                select_related=("episode",),
+            )
+        )
