@@ -1,1 +1,150 @@
-from django.db import models  # noqa: F401
+"""Beliefs about what a student understands, kept with their whole history (R-4).
+
+A belief row is never updated to another claim or confidence. When the tutor changes
+its mind a new row is inserted and the old row's `superseded_by` is set: the single
+permitted write on an old row, done once. Retiring a belief (before a re-derivation)
+is also a new row, with reason `retirement`, that supersedes the old one; a retirement
+row is never read as a current belief.
+"""
+
+from __future__ import annotations
+
+import pgtrigger
+from django.contrib.postgres.constraints import ExclusionConstraint
+from django.contrib.postgres.fields import RangeOperators
+from django.db import models
+from django.db.models import Deferrable, Q
+
+from concepts.models import Concept
+from memory.models import Episode, Pair
+
+
+class BeliefQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        from memory.immutability import ImmutableRecordError
+
+        raise ImmutableRecordError("beliefs are superseded, never updated: use beliefs.services")
+
+    def delete(self):
+        from memory.immutability import ImmutableRecordError
+
+        raise ImmutableRecordError("beliefs are never deleted: retire them with beliefs.services")
+
+    def current(self):
+        """Rows nothing supersedes, excluding retirements: what retrieval reads."""
+        return self.filter(superseded_by__isnull=True).exclude(reason=Belief.Reason.RETIREMENT)
+
+
+class Belief(models.Model):
+    class Claim(models.TextChoices):
+        UNDERSTANDS = "understands", "understands"
+        STRUGGLES = "struggles", "struggles with"
+
+    class Reason(models.TextChoices):
+        EVIDENCE = "evidence", "new evidence"
+        DECAY = "decay", "decay"
+        REDERIVATION = "rederivation", "re-derivation"
+        RETIREMENT = "retirement", "retirement"
+
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="beliefs")
+    concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="beliefs")
+    claim = models.CharField(max_length=12, choices=Claim.choices)
+    confidence = models.FloatField()
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    # A decayed belief waits for the next check to confirm it (R-7.2).
+    needs_confirmation = models.BooleanField(default=False)
+    # The checks behind this row (append-only through BeliefEvidence).
+    evidence = models.ManyToManyField(Episode, through="BeliefEvidence", related_name="beliefs")
+    # How many checks stood behind the row, and the last of them (cheap for reports).
+    check_count = models.PositiveIntegerField(default=0)
+    last_evidence_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    superseded_by = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
+    )
+
+    objects = BeliefQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # At most one current row per student-subject and concept. An exclusion
+            # constraint rather than a partial unique index because it can be checked at
+            # commit: a supersession inserts the new row before it can point the old
+            # row at it, so for a moment inside the transaction both are current.
+            ExclusionConstraint(
+                name="belief_one_current_per_pair_concept",
+                expressions=[("pair", RangeOperators.EQUAL), ("concept", RangeOperators.EQUAL)],
+                condition=Q(superseded_by__isnull=True),
+                deferrable=Deferrable.DEFERRED,
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="belief_confidence_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(claim__in=["understands", "struggles"]), name="belief_claim_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(reason__in=["evidence", "decay", "rederivation", "retirement"]),
+                name="belief_reason_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(superseded_by=models.F("id")), name="belief_not_its_own_successor"
+            ),
+        ]
+        indexes = [
+            # The block's belief section: current beliefs of one pair.
+            models.Index(
+                fields=["pair", "concept"],
+                condition=Q(superseded_by__isnull=True),
+                name="belief_current_pair_idx",
+            ),
+            # Nightly decay: current beliefs untouched for 45 days.
+            models.Index(
+                fields=["last_evidence_at"],
+                condition=Q(superseded_by__isnull=True),
+                name="belief_current_evidence_idx",
+            ),
+        ]
+        permissions = [("rederive_belief", "Can re-derive beliefs of a student-subject")]
+        triggers = [
+            # The one permitted write on an existing row is setting superseded_by, once:
+            # any other column changing is refused, and so is a second supersession.
+            pgtrigger.Protect(
+                name="belief_only_successor_changes",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.AnyChange(exclude=["superseded_by"]),
+            ),
+            pgtrigger.Protect(
+                name="belief_successor_set_once",
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Q(old__superseded_by__isnull=False),
+            ),
+            pgtrigger.Protect(name="belief_never_deleted", operation=pgtrigger.Delete),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_claim_display()} {self.concept} ({self.confidence:.2f})"
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_by_id is None and self.reason != self.Reason.RETIREMENT
+
+
+class BeliefEvidence(models.Model):
+    """Links a belief row to an episode behind it. Written with the row, never changed."""
+
+    belief = models.ForeignKey(Belief, on_delete=models.PROTECT, related_name="evidence_links")
+    episode = models.ForeignKey(Episode, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["belief", "episode"], name="beliefevidence_unique_link")
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="beliefevidence_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.belief_id} ← episode {self.episode_id}"

@@ -1,1 +1,202 @@
-from django.db import models  # noqa: F401
+"""The concept map of a subject: concepts read from files, prerequisite edges, teaching.
+
+Concepts and edges are the *current* map, recomputed when files are read or a person
+teaches; what happened is in the episode log (file and taught episodes) and in the
+append-only taught notes.
+"""
+
+from __future__ import annotations
+
+import pgtrigger
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+from memory.immutability import AppendOnlyModel
+from memory.models import Episode, Student, Subject, SubjectFile
+
+# Readiness bands (R-2.5): how well the *material* covers a concept.
+READINESS_NAMED = 0.35  # only named (an assumed prerequisite)
+READINESS_EXPLAINED = 0.60  # a file explains it
+READINESS_CONFIRMED = 0.85  # a passed check confirmed it
+READINESS_TAUGHT = 1.0  # a person taught it
+
+
+class Concept(models.Model):
+    """One node of a subject's map."""
+
+    class Layer(models.TextChoices):
+        FILE = "file", "explained by a file"
+        ASSUMED = "assumed", "assumed by several concepts, explained by none"
+        TAUGHT = "taught", "created by a person teaching"
+
+    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="concepts")
+    name = models.CharField(max_length=200)
+    # Canonical, script-aware normalised name: the first merge key (R-2.3).
+    key = models.CharField(max_length=200)
+    summary = models.CharField(max_length=500, blank=True)
+    definition = models.TextField(blank=True)
+    layer = models.CharField(max_length=10, choices=Layer.choices, default=Layer.FILE)
+    # Prerequisites a file assumes but no file explains and only this concept assumes
+    # (R-2.4): recorded here, drawn nowhere.
+    assumes = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    confirmed_by_check = models.BooleanField(default=False)
+    taught = models.BooleanField(default=False)
+    # Derived numbers (R-2.5), recomputed after every change to the map.
+    readiness = models.FloatField(default=READINESS_NAMED)
+    centrality = models.FloatField(default=0.0)
+    generation = models.PositiveIntegerField(default=0)
+    teaching_rank = models.PositiveIntegerField(default=0)
+    embedding = VectorField(dimensions=settings.TUTORBRAIN_EMBEDDING_DIMENSIONS, null=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        permissions = [("teach_concept", "Can teach the concept map")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "key"], name="concept_unique_key_per_subject"
+            ),
+            models.CheckConstraint(
+                condition=Q(readiness__gte=0) & Q(readiness__lte=1), name="concept_readiness_0_1"
+            ),
+        ]
+        indexes = [
+            # Map lines fill by centrality (R-5.8).
+            models.Index(fields=["subject", "-centrality"], name="concept_subject_centrality_idx"),
+            # Concept routing of a message: nearest concept names of the subject.
+            HnswIndex(
+                name="concept_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["assumes"], name="concept_assumes_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ConceptSource(models.Model):
+    """Provenance: a file that explains a concept, and on which pages (R-2.3)."""
+
+    concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="sources")
+    file = models.ForeignKey(SubjectFile, on_delete=models.PROTECT, related_name="concept_sources")
+    pages = ArrayField(models.PositiveIntegerField(), default=list, blank=True)
+    # The name the file used for it (a Spanish chapter's "Ósmosis" merged into "Osmosis").
+    name_in_file = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["concept", "file"], name="conceptsource_unique_concept_file"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.concept} ← {self.file}"
+
+
+class Prerequisite(models.Model):
+    """An edge of the map: `concept` builds on `prerequisite` (R-2.5).
+
+    PageRank runs over these edges from concept to prerequisite, so a prerequisite that
+    much builds on collects the rank: a hub.
+    """
+
+    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="prerequisites")
+    concept = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="builds_on")
+    prerequisite = models.ForeignKey(Concept, on_delete=models.CASCADE, related_name="supports")
+    # How many files state this edge: more files, more weight.
+    weight = models.FloatField(default=1.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["concept", "prerequisite"], name="prerequisite_unique_edge"
+            ),
+            models.CheckConstraint(
+                condition=~Q(concept=models.F("prerequisite")), name="prerequisite_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.concept} builds on {self.prerequisite}"
+
+
+class TaughtNote(AppendOnlyModel):
+    """What a person taught about a concept (R-3). Never edited; the latest is shown."""
+
+    concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="taught_notes")
+    note = models.TextField()
+    # Who taught it: a student in the chat, or a teacher in the admin.
+    student = models.ForeignKey(
+        Student, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    teacher = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    episode = models.ForeignKey(
+        Episode, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["concept", "-created_at"], name="taughtnote_concept_time_idx")
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="taughtnote_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.concept}: {self.note[:60]}"
+
+
+class FileReading(models.Model):
+    """The reading state of one file: queued, reading, done, or failed with the reason."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        READING = "reading", "reading"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    file = models.OneToOneField(
+        SubjectFile, primary_key=True, on_delete=models.PROTECT, related_name="reading"
+    )
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    reason = models.TextField(blank=True)
+    extractor = models.CharField(max_length=100, blank=True)
+    concepts_found = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.state}"
+
+
+class SubjectMap(models.Model):
+    """Subject-level derived numbers, recomputed with the map (R-2.5)."""
+
+    subject = models.OneToOneField(
+        Subject, primary_key=True, on_delete=models.PROTECT, related_name="map"
+    )
+    concept_count = models.PositiveIntegerField(default=0)
+    # Centrality-weighted mean of concept readiness: about the material, not the student.
+    readiness = models.FloatField(default=0.0)
+    # Names of concepts on a prerequisite cycle, if any (reported, never a crash).
+    cycle = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"map of {self.subject}"
