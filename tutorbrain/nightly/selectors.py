@@ -1,0 +1,61 @@
+"""Reads of the nightly cycle's records: the self-model's limits, runs, snapshots."""
+
+from __future__ import annotations
+
+from memory.models import Pair
+from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
+from tutorbrain.nightly.rules import CALIBRATION_MIN_PREDICTIONS
+
+UNCALIBRATED_SENTENCE = (
+    "Confidence figures are a ranking, not a probability: fewer than "
+    f"{CALIBRATION_MIN_PREDICTIONS} checks with a predicted mastery are on record."
+)
+
+
+def limits_sentence_for(*, calibrated: bool, predicted_checks: int, ece: float | None) -> str:
+    """The self-model's limits sentence from its numbers (shared by the selector and admin)."""
+    if not calibrated or ece is None:
+        return UNCALIBRATED_SENTENCE
+    return (
+        f"Confidence figures are calibrated on {predicted_checks} checks with a predicted "
+        f"mastery: expected calibration error {ece:.2f} (0 is perfect)."
+    )
+
+
+def self_model_limits_sentence(*, pair: Pair | None) -> str:
+    """The sentence the block's HOW TO USE line carries about confidence (R-7.6).
+
+    Until the pair's self-model is calibrated (R-7.3: five checks with a prediction)
+    it says to treat confidence as a ranking, not a probability; afterwards it states
+    the expected calibration error. One query; a pair with no nightly cycle yet (or no
+    pair at all) is uncalibrated.
+    """
+    if pair is None:
+        return UNCALIBRATED_SENTENCE
+    row = (
+        SelfModel.objects.filter(pair_id=pair.pk)
+        .values_list("calibrated", "predicted_checks", "ece")
+        .first()
+    )
+    if row is None:
+        return UNCALIBRATED_SENTENCE
+    calibrated, predicted_checks, ece = row
+    return limits_sentence_for(calibrated=calibrated, predicted_checks=predicted_checks, ece=ece)
+
+
+def self_model_get(*, pair: Pair) -> SelfModel | None:
+    return SelfModel.objects.filter(pair=pair).select_related("calibration", "last_run").first()
+
+
+def nightly_run_last(*, pair: Pair) -> NightlyRun | None:
+    return NightlyRun.objects.filter(pair=pair).order_by("-day").first()
+
+
+def calibration_latest(*, pair: Pair | None) -> CalibrationSnapshot | None:
+    """The newest snapshot of a pair, or over all pairs when `pair` is None."""
+    qs = (
+        CalibrationSnapshot.objects.filter(pair__isnull=True)
+        if pair is None
+        else (CalibrationSnapshot.objects.filter(pair=pair))
+    )
+    return qs.order_by("-day").first()
