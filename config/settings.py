@@ -212,6 +212,18 @@ TUTORBRAIN_CHECKPOINT_KEY = env_str("TUTORBRAIN_CHECKPOINT_KEY", SECRET_KEY)
 
 # --- Nightly cycle --------------------------------------------------------------------
 TUTORBRAIN_VERIFY_BATCH_SIZE = env_int("TUTORBRAIN_VERIFY_BATCH_SIZE", 200, minimum=1)
+# Time limits (seconds; the hard limit is the soft one plus a grace) and retries of the
+# nightly tasks (tutorbrain/tasks.py). Backoff doubles from 1 s up to the maximum.
+TUTORBRAIN_NIGHTLY_PAIR_SOFT_TIME_LIMIT = env_int(
+    "TUTORBRAIN_NIGHTLY_PAIR_SOFT_TIME_LIMIT", 120, minimum=1
+)
+TUTORBRAIN_NIGHTLY_FAN_OUT_SOFT_TIME_LIMIT = env_int(
+    "TUTORBRAIN_NIGHTLY_FAN_OUT_SOFT_TIME_LIMIT", 1800, minimum=1
+)
+TUTORBRAIN_NIGHTLY_MAX_RETRIES = env_int("TUTORBRAIN_NIGHTLY_MAX_RETRIES", 5, minimum=0)
+TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX = env_int(
+    "TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX", 600, minimum=1
+)
 
 LOGGING = {
     "version": 1,
