@@ -37,6 +37,9 @@ class Concept(models.Model):
     name = models.CharField(max_length=200)
     # Canonical, script-aware normalised name: the first merge key.
     key = models.CharField(max_length=200)
+    # Keys of the other names this concept was merged from ("mitocondria", "osmose"):
+    # exact-name routing (teaching, topics) matches them as it matches `key`.
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     summary = models.CharField(max_length=500, blank=True)
     definition = models.TextField(blank=True)
     layer = models.CharField(max_length=10, choices=Layer.choices, default=Layer.FILE)
@@ -77,6 +80,8 @@ class Concept(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["assumes"], name="concept_assumes_gin"),
+            # concept_by_name: a name that was merged into a concept under another key.
+            GinIndex(fields=["aliases"], name="concept_aliases_gin"),
         ]
 
     def __str__(self) -> str:
@@ -177,6 +182,8 @@ class FileReading(models.Model):
     reason = models.TextField(blank=True)
     extractor = models.CharField(max_length=100, blank=True)
     concepts_found = models.PositiveIntegerField(default=0)
+    # Names the validator turned away (furniture, headings, sentences), for the admin.
+    rejected_names = ArrayField(models.CharField(max_length=300), default=list, blank=True)
     queued_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,0 +1,41 @@
+"""The extractor interface (R-2.1): pages of one file in, a bounded list of concepts out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# At most this many concepts are taken from one file (R-2.1 "a bounded list"); an
+# extractor that finds more keeps the first ones in the order the file presents them.
+MAX_CONCEPTS_PER_FILE = 40
+SUMMARY_MAX_CHARS = 300
+DEFINITION_MAX_CHARS = 1000
+
+
+@dataclass
+class ExtractedConcept:
+    name: str
+    summary: str = ""
+    definition: str = ""
+    # Names from the same file's list that this concept builds on.
+    builds_on: list[str] = field(default_factory=list)
+    # Names it relies on that the file never explains (R-2.4).
+    assumes: list[str] = field(default_factory=list)
+    pages: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Extraction:
+    extractor: str
+    concepts: list[ExtractedConcept]
+    rejected: list[str] = field(default_factory=list)
+
+
+class ExtractionFailed(Exception):
+    """The extractor could not produce a valid result; the message is the file's reason."""
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, *, pages: list[str], language: str, file_name: str) -> Extraction: ...

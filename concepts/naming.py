@@ -1,0 +1,128 @@
+"""Concept names: the canonical, script-aware key and whole-word name finding.
+
+The key is the first merge rule of the map (R-2.3): two names with the same key are the
+same concept. It is built per script, because what a writer leaves out differs: Latin
+accents ("Ósmosis" = "osmosis"), Arabic diacritics, tatweel and letter variants
+("الخلية" = "الخليه"), while marks that carry meaning in other scripts (Devanagari vowel
+signs, for instance) are kept.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+from tutorbrain import language
+
+KEY_MAX_CHARS = 200
+
+_ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_FOLD = str.maketrans(
+    {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي"}
+)
+# Letters and digits of any script (combining marks are word characters too). An
+# apostrophe splits: the French elided article "l'" becomes its own token "l".
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# The Arabic definite article is written joined to its noun: "الخلية" is "the cell".
+_ARABIC_ARTICLE = re.compile(r"^(?:وال|بال|فال|كال|لل|ال)(?=\w{3,})")
+
+
+def _script_of(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return name.split(" ", 1)[0] if name else ""
+
+
+# Scripts whose combining marks are accents a writer may omit (safe to fold away).
+_FOLDABLE_SCRIPTS = frozenset({"LATIN", "GREEK", "CYRILLIC"})
+
+
+def _fold_marks(text: str) -> str:
+    out: list[str] = []
+    base_script = ""
+    for char in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(char):
+            if base_script in _FOLDABLE_SCRIPTS:
+                continue
+        else:
+            base_script = _script_of(char)
+        out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def normalize_text(text: str) -> str:
+    """Case-folded, script-aware normalised text (no punctuation handling)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_FOLD)
+    return _fold_marks(text)
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised word tokens ("L'Osmose" -> ["l", "osmose"]), Arabic articles removed."""
+    return [_ARABIC_ARTICLE.sub("", t) for t in _TOKEN.findall(normalize_text(text))]
+
+
+@cache
+def _leading_articles() -> frozenset[str]:
+    out: set[str] = set()
+    for code in language.languages():
+        for article in language.data(code).get("leading_articles", []):
+            out.add(" ".join(tokens(article)))
+    return frozenset(out)
+
+
+def _strip_article(words: list[str]) -> list[str]:
+    if len(words) > 1 and words[0] in _leading_articles():
+        return words[1:]
+    return words
+
+
+def concept_key(name: str) -> str:
+    """The canonical key of a concept name (R-2.3).
+
+    Case-folded; Latin/Greek/Cyrillic accents removed; Arabic diacritics, tatweel and
+    alef/yeh/teh-marbuta variants unified; punctuation dropped; one leading article
+    ("the", "la", "l'") removed, and the Arabic article on each word. "The Cell Membrane" and "cell-membrane" share a key.
+    """
+    words = _strip_article(tokens(name or ""))
+    return " ".join(words)[:KEY_MAX_CHARS]
+
+
+def key_tokens_text(text: str) -> str:
+    """A text as a space-joined token string, padded, for whole-word key search."""
+    return " " + " ".join(tokens(text)) + " "
+
+
+# Plural endings tolerated after a name when finding it in running text (Latin script):
+# "proteins" names "protein", "membranas" names "membrana".
+PLURAL_SUFFIXES = ("", "s", "es")
+
+
+def find_keys_in(text: str, keys: dict[str, object]) -> list[tuple[str, object]]:
+    """Which of `keys` occur in `text` as whole words, longest first.
+
+    `keys` maps a concept key to anything (a concept, a name). Tokens are those of
+    `concept_key`, so "l'osmose" names "osmose" and "الميتوكوندريا" names "ميتوكوندريا".
+    A longer name consumes its words: "cell membrane" in the text does not also name
+    "cell".
+    """
+    haystack = key_tokens_text(text)
+    taken = [False] * len(haystack)
+    found: list[tuple[str, object]] = []
+    for key in sorted(keys, key=len, reverse=True):
+        if not key:
+            continue
+        hit = False
+        for suffix in PLURAL_SUFFIXES:
+            needle = f" {key}{suffix} "
+            start = haystack.find(needle)
+            while start != -1:
+                span = range(start + 1, start + len(needle) - 1)
+                if not any(taken[i] for i in span):
+                    for i in span:
+                        taken[i] = True
+                    hit = True
+                start = haystack.find(needle, start + 1)
+        if hit:
+            found.append((key, keys[key]))
+    return found

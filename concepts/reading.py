@@ -1,0 +1,119 @@
+"""Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf).
+
+A text or Markdown file is one page unless it contains form feeds (each starts a new
+page). A PDF keeps its own pages, numbered from 1 as a reader sees them.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+KIND_TEXT = "text"
+KIND_MARKDOWN = "markdown"
+KIND_PDF = "pdf"
+
+_EXTENSIONS = {
+    ".txt": KIND_TEXT,
+    ".text": KIND_TEXT,
+    ".md": KIND_MARKDOWN,
+    ".markdown": KIND_MARKDOWN,
+    ".pdf": KIND_PDF,
+}
+_CONTENT_TYPES = {
+    "text/plain": KIND_TEXT,
+    "text/markdown": KIND_MARKDOWN,
+    "text/x-markdown": KIND_MARKDOWN,
+    "application/pdf": KIND_PDF,
+}
+CONTENT_TYPE_OF = {
+    KIND_TEXT: "text/plain",
+    KIND_MARKDOWN: "text/markdown",
+    KIND_PDF: "application/pdf",
+}
+SUPPORTED = ", ".join(sorted(_EXTENSIONS))
+
+
+class UnreadableFile(Exception):
+    """The file cannot be turned into text; the message says why."""
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    kind: str
+    pages: list[str]
+
+    @property
+    def page_count(self) -> int:
+        return len(self.pages)
+
+
+def file_kind(name: str, content_type: str = "") -> str | None:
+    """text, markdown or pdf by extension (then by declared type); None if unsupported."""
+    lowered = (name or "").lower()
+    for extension, kind in _EXTENSIONS.items():
+        if lowered.endswith(extension):
+            return kind
+    return _CONTENT_TYPES.get((content_type or "").split(";")[0].strip().lower())
+
+
+def _decode(content: bytes) -> str:
+    for encoding in ("utf-8-sig", "utf-16"):
+        try:
+            text = content.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" not in text:
+            return text
+    raise UnreadableFile("the text is not UTF-8 (or UTF-16) encoded")
+
+
+def parse(content: bytes, kind: str) -> ParsedFile:
+    """Pages of text of a file of `kind`. Raises UnreadableFile with a readable reason."""
+    if not content:
+        raise UnreadableFile("the file is empty")
+    if kind == KIND_PDF:
+        return ParsedFile(kind, _pdf_pages(content))
+    text = _decode(content)
+    pages = text.split("\f")
+    if not any(p.strip() for p in pages):
+        raise UnreadableFile("the file holds no text")
+    return ParsedFile(kind, pages)
+
+
+def _pdf_reader(content: bytes):
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    if not content.lstrip()[:5].startswith(b"%PDF"):
+        raise UnreadableFile("not a PDF (no %PDF header)")
+    try:
+        reader = PdfReader(io.BytesIO(content), strict=False)
+        if reader.is_encrypted:
+            raise UnreadableFile("the PDF is encrypted")
+        _ = len(reader.pages)
+    except UnreadableFile:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise UnreadableFile(f"the PDF cannot be parsed: {exc}") from exc
+    return reader
+
+
+def pdf_page_count(content: bytes) -> int:
+    return len(_pdf_reader(content).pages)
+
+
+def _pdf_pages(content: bytes) -> list[str]:
+    reader = _pdf_reader(content)
+    pages: list[str] = []
+    for number, page in enumerate(reader.pages, start=1):
+        try:
+            pages.append(page.extract_text() or "")
+        except Exception as exc:  # pypdf raises many types on broken content streams
+            raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
+    if not any(p.strip() for p in pages):
+        raise UnreadableFile("the PDF has no text layer (a scan?); nothing to read")
+    return pages

@@ -1,0 +1,144 @@
+"""Reads of the concept map. The block build reads `map_for_block` (a few queries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from concepts.models import Concept, FileReading, Prerequisite, SubjectMap, TaughtNote
+from concepts.naming import concept_key, find_keys_in
+from memory.models import Subject
+
+__all__ = [
+    "MapConcept",
+    "MapView",
+    "concept_by_name",
+    "concept_find_named_in",
+    "concept_key",
+    "map_for_block",
+]
+
+
+def concept_by_name(*, subject: Subject, name: str) -> Concept | None:
+    """The concept of this subject whose key (or a merged name's key) equals the name's."""
+    key = concept_key(name)
+    if not key:
+        return None
+    return (
+        Concept.objects.filter(subject=subject)
+        .filter(Q(key=key) | Q(aliases__contains=[key]))
+        .order_by("pk")
+        .first()
+    )
+
+
+def concept_keys_of(*, subject: Subject) -> dict[str, int]:
+    """Every key and alias of the subject's concepts -> concept id."""
+    out: dict[str, int] = {}
+    for concept_id, key, aliases in Concept.objects.filter(subject=subject).values_list(
+        "pk", "key", "aliases"
+    ):
+        out.setdefault(key, concept_id)
+        for alias in aliases:
+            out.setdefault(alias, concept_id)
+    return out
+
+
+def concept_find_named_in(*, subject: Subject, text: str) -> Concept | None:
+    """The concept whose name occurs in `text` as whole words (normalised); longest wins."""
+    if not text or not text.strip():
+        return None
+    found = find_keys_in(text, concept_keys_of(subject=subject))
+    if not found:
+        return None
+    return Concept.objects.get(pk=found[0][1])
+
+
+@dataclass(frozen=True)
+class MapConcept:
+    id: int
+    name: str
+    summary: str
+    taught_note: str | None
+    builds_on: list[str]
+    readiness: float
+    centrality: float
+    layer: str
+    assumes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MapView:
+    """The subject's map as the memory block shows it (about the material, not the student)."""
+
+    subject_id: int
+    concept_count: int
+    readiness: float
+    concepts: list[MapConcept]
+    cycle: list[str] = field(default_factory=list)
+
+
+def map_for_block(*, subject: Subject, limit: int | None = None) -> MapView:
+    """Concepts by centrality (desc) with their latest taught note and builds-on names.
+
+    Four queries whatever the map's size: the map row, the concepts, their edges, and
+    the latest taught note per concept (DISTINCT ON).
+    """
+    subject_map = SubjectMap.objects.filter(subject=subject).first()
+    concepts_qs = (
+        Concept.objects.filter(subject=subject)
+        .order_by("-centrality", "teaching_rank", "name")
+        .only("pk", "name", "summary", "readiness", "centrality", "layer", "assumes")
+    )
+    if limit is not None:
+        concepts_qs = concepts_qs[:limit]
+    concepts = list(concepts_qs)
+    ids = [c.pk for c in concepts]
+    builds_on: dict[int, list[str]] = {i: [] for i in ids}
+    for concept_id, prerequisite_name in (
+        Prerequisite.objects.filter(concept_id__in=ids)
+        .order_by("concept_id", "-prerequisite__centrality", "prerequisite__name")
+        .values_list("concept_id", "prerequisite__name")
+    ):
+        builds_on[concept_id].append(prerequisite_name)
+    notes = dict(
+        TaughtNote.objects.filter(concept_id__in=ids)
+        .order_by("concept_id", "-created_at", "-pk")
+        .distinct("concept_id")
+        .values_list("concept_id", "note")
+    )
+    count = (
+        subject_map.concept_count
+        if subject_map is not None
+        else Concept.objects.filter(subject=subject).count()
+    )
+    return MapView(
+        subject_id=subject.pk,
+        concept_count=count,
+        readiness=subject_map.readiness if subject_map is not None else 0.0,
+        concepts=[
+            MapConcept(
+                id=c.pk,
+                name=c.name,
+                summary=c.summary,
+                taught_note=notes.get(c.pk),
+                builds_on=builds_on[c.pk],
+                readiness=c.readiness,
+                centrality=c.centrality,
+                layer=c.layer,
+                assumes=list(c.assumes),
+            )
+            for c in concepts
+        ],
+        cycle=list(subject_map.cycle) if subject_map is not None else [],
+    )
+
+
+def teaching_order(*, subject: Subject) -> list[Concept]:
+    """Concepts in teaching order: prerequisites first, hubs first within a generation."""
+    return list(Concept.objects.filter(subject=subject).order_by("teaching_rank", "name"))
+
+
+def file_reading_get(*, file_id: int) -> FileReading | None:
+    return FileReading.objects.select_related("file").filter(pk=file_id).first()
