@@ -1,0 +1,80 @@
+"""The evaluation's calls into the product, in one place.
+
+The scenarios, the benchmark and the demo write and read only through these: the concept
+map's file intake, the memory block builder, and the reading of a block result into what
+the graders compare (`Shown`). Nothing here imitates a part of the product.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tutorbrain.evaluation.graders import Recalled, Shown
+
+
+class PartMissing(RuntimeError):
+    """A part of the product the evaluation needs is not installed in this tree."""
+
+
+def file_intake(*, pair, name: str, content: bytes, now: datetime):
+    """A file arrives for the pair's subject: registered, a `file` episode, read into the map.
+
+    Calls the concept map's intake service (the same path as POST /api/v1/files/) and then
+    reads the file synchronously, so the map is ready before the next events are logged.
+    """
+    try:
+        from concepts import services as concept_services
+    except ImportError as exc:  # pragma: no cover - the app is always installed
+        raise PartMissing("concepts.services") from exc
+    intake = getattr(concept_services, "file_intake", None)
+    if intake is None:
+        raise PartMissing("concepts.services.file_intake (the concept map's file intake)")
+    result = intake(
+        subject=pair.subject,
+        name=name,
+        content=content,
+        content_type="text/markdown",
+        uploaded_by=pair.student,
+        now=now,
+        read_now=True,
+    )
+    return getattr(result, "file", result)
+
+
+def block_build(
+    *,
+    pair,
+    message: str,
+    now: datetime,
+    budget: int,
+    legacy_assessment: str | None = None,
+):
+    """The real memory block for this pair and message (the API's own builder)."""
+    try:
+        from tutorbrain.block.build import memory_block_build
+    except ImportError as exc:
+        raise PartMissing("tutorbrain.block.build.memory_block_build (the memory block)") from exc
+    return memory_block_build(
+        pair_or_none=pair,
+        organization=pair.subject.organization,
+        student_external_id=pair.student.external_id,
+        subject_external_id=pair.subject.external_id,
+        message=message,
+        now=now,
+        budget=budget,
+        legacy_assessment=legacy_assessment,
+    )
+
+
+def _get(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name)
+
+
+def shown_of_block(result) -> Shown:
+    """The block's text and the recalled episodes (id, when) the result reports (R-5.10)."""
+    recalled = tuple(
+        Recalled(id=int(_get(item, "id")), occurred_at=_get(item, "occurred_at"))
+        for item in (result.recalled or [])
+    )
+    return Shown(text=result.text or "", recalled=recalled)
