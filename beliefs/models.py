@@ -10,13 +10,18 @@ row is never read as a current belief.
 from __future__ import annotations
 
 import pgtrigger
+from django.conf import settings
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import RangeOperators
 from django.db import models
 from django.db.models import Deferrable, Q
 
 from concepts.models import Concept
+from memory.immutability import AppendOnlyModel, ImmutableRecordError
 from memory.models import Episode, Pair
+
+# The one column an existing belief row may change (once, from NULL).
+SUCCESSOR_FIELD = "superseded_by"
 
 
 class BeliefQuerySet(models.QuerySet):
@@ -29,6 +34,9 @@ class BeliefQuerySet(models.QuerySet):
         from memory.immutability import ImmutableRecordError
 
         raise ImmutableRecordError("beliefs are never deleted: retire them with beliefs.services")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise ImmutableRecordError("beliefs are superseded, never updated: use beliefs.services")
 
     def current(self):
         """Rows nothing supersedes, excluding retirements: what retrieval reads."""
@@ -125,13 +133,69 @@ class Belief(models.Model):
     def __str__(self) -> str:
         return f"{self.get_claim_display()} {self.concept} ({self.confidence:.2f})"
 
+    def save(self, *args, **kwargs):
+        """Insert a new row; on an existing row only set `superseded_by`, once."""
+        if self._state.adding:
+            super().save(*args, **kwargs)
+            self._remember_stored()
+            return
+        stored = getattr(self, "_stored", {})
+        successor = f"{SUCCESSOR_FIELD}_id"
+        changed = [
+            name
+            for name, value in stored.items()
+            if name != successor and getattr(self, name) != value
+        ]
+        if changed:
+            raise ImmutableRecordError(
+                f"belief {self.pk} cannot be changed ({', '.join(sorted(changed))}): "
+                "beliefs are superseded, never updated (beliefs.services.belief_supersede)"
+            )
+        if stored.get(successor) is not None:
+            raise ImmutableRecordError(
+                f"belief {self.pk} is already superseded by {stored[successor]}: "
+                "a successor is set once"
+            )
+        if self.superseded_by_id is None:
+            raise ImmutableRecordError(f"belief {self.pk}: the only permitted write is a successor")
+        super().save(update_fields=[SUCCESSOR_FIELD])
+        self._remember_stored()
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableRecordError(
+            f"belief {self.pk} cannot be deleted: beliefs are retired (a retirement row)"
+        )
+
     @property
     def is_current(self) -> bool:
         return self.superseded_by_id is None and self.reason != self.Reason.RETIREMENT
 
+    # --- The model half of R-4.2 (the database half is the triggers above) -------------
 
-class BeliefEvidence(models.Model):
-    """Links a belief row to an episode behind it. Written with the row, never changed."""
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._remember_stored()
+        return instance
+
+    def _remember_stored(self) -> None:
+        self._stored = {
+            f.attname: getattr(self, f.attname)
+            for f in self._meta.concrete_fields
+            if f.attname in self.__dict__
+        }
+
+    def refresh_from_db(self, *args, **kwargs):
+        super().refresh_from_db(*args, **kwargs)
+        self._remember_stored()
+
+
+class BeliefEvidence(AppendOnlyModel):
+    """Links a belief row to an episode behind it. Never changed nor removed.
+
+    Written with the row, and also later when a check confirms a belief without changing
+    its claim or rounded confidence (no supersession then, R-4.2): the row gains a link.
+    """
 
     belief = models.ForeignKey(Belief, on_delete=models.PROTECT, related_name="evidence_links")
     episode = models.ForeignKey(Episode, on_delete=models.PROTECT, related_name="+")
@@ -148,3 +212,52 @@ class BeliefEvidence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.belief_id} ← episode {self.episode_id}"
+
+
+class Rederivation(AppendOnlyModel):
+    """One re-derivation of a student-subject's beliefs (R-4.5): who, when, what it did."""
+
+    class Source(models.TextChoices):
+        ADMIN = "admin", "admin action"
+        COMMAND = "command", "management command"
+        TASK = "task", "Celery task"
+        SERVICE = "service", "service call"
+
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="rederivations")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    source = models.CharField(max_length=8, choices=Source.choices)
+    rules_version = models.CharField(max_length=40)
+    beliefs_retired = models.PositiveIntegerField()
+    checks_replayed = models.PositiveIntegerField()
+    checks_linked = models.PositiveIntegerField()
+    beliefs_derived = models.PositiveIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # "Last re-derivation" of a pair on the per-pair admin page and the report.
+            models.Index(fields=["pair", "-created_at"], name="rederivation_pair_time_idx"),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="rederivation_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"re-derivation of {self.pair} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class PairBeliefs(Pair):
+    """A student-subject seen from its beliefs: the admin's per-pair page and action."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "student-subject beliefs"
+        verbose_name_plural = "student-subject beliefs"

@@ -1,0 +1,425 @@
+"""Reads of the beliefs app: the block's current beliefs, chains, the per-pair overview and
+the honest report (R-4.6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Max, OuterRef, Prefetch, Q, Subquery
+
+from beliefs import rules
+from beliefs.models import Belief, BeliefEvidence, Rederivation
+from beliefs.routing import reads_like_utterance
+from memory.models import AnswerStance, Episode, Pair
+
+# How many changes (rows that supersede another) the report lists, newest first.
+REPORT_CHANGES_MAX = 50
+# How many questions the files could not answer the report lists, newest first.
+REPORT_UNANSWERED_MAX = 50
+
+
+def beliefs_current(*, pair: Pair) -> list[Belief]:
+    """Current beliefs of a pair for the block: struggles first, then most confident.
+
+    What the tutor needs first is where the student struggles; within a claim the most
+    confident belief is the most useful line. Uses belief_current_pair_idx.
+    """
+    return list(
+        Belief.objects.current()
+        .filter(pair=pair)
+        .select_related("concept")
+        .order_by("-claim", "-confidence", "concept__name")
+    )
+
+
+def belief_chain(*, belief: Belief) -> list[Belief]:
+    """The whole supersession chain `belief` belongs to, oldest to newest.
+
+    All rows of one (pair, concept) form one chain: every new row supersedes the head.
+    One query for the rows, one for their evidence (episodes in chain order).
+    """
+    rows = list(
+        Belief.objects.filter(pair_id=belief.pair_id, concept_id=belief.concept_id)
+        .select_related("concept", "pair__student", "pair__subject")
+        .prefetch_related(
+            Prefetch(
+                "evidence_links",
+                queryset=BeliefEvidence.objects.select_related("episode")
+                .only(
+                    "belief_id",
+                    "episode__id",
+                    "episode__seq",
+                    "episode__kind",
+                    "episode__summary",
+                    "episode__topic",
+                    "episode__verdict",
+                    "episode__occurred_at",
+                    "episode__pair_id",
+                )
+                .order_by("episode__seq"),
+            )
+        )
+    )
+    return _ordered_chain(rows)
+
+
+def _ordered_chain(rows: list[Belief]) -> list[Belief]:
+    predecessor = {r.superseded_by_id: r for r in rows if r.superseded_by_id is not None}
+    firsts = [r for r in rows if r.pk not in predecessor]
+    by_id = {r.pk: r for r in rows}
+    ordered: list[Belief] = []
+    for first in sorted(firsts, key=lambda r: (r.created_at, r.pk)):
+        row: Belief | None = first
+        while row is not None and row not in ordered:
+            ordered.append(row)
+            row = by_id.get(row.superseded_by_id) if row.superseded_by_id else None
+    return ordered
+
+
+def beliefs_due_for_decay(*, now: datetime, pair: Pair | None = None) -> list[Belief]:
+    """Current beliefs not yet waiting for confirmation whose newest check is older than
+    the decay age (R-7.2).
+
+    The newest check is the newest *evidence* of the row: a check that confirmed a belief
+    without changing it was linked to the row without a new row, so `last_evidence_at`
+    alone can be older than the truth.
+    """
+    cutoff = now - timedelta(days=rules.BELIEF_DECAY_AFTER_DAYS)
+    qs = Belief.objects.current().filter(needs_confirmation=False, last_evidence_at__lte=cutoff)
+    if pair is not None:
+        qs = qs.filter(pair=pair)
+    newest = (
+        BeliefEvidence.objects.filter(belief=OuterRef("pk"))
+        .order_by("-episode__occurred_at")
+        .values("episode__occurred_at")[:1]
+    )
+    qs = qs.annotate(newest_evidence_at=Subquery(newest)).filter(
+        Q(newest_evidence_at__isnull=True) | Q(newest_evidence_at__lte=cutoff)
+    )
+    return list(qs.select_related("concept").order_by("pk"))
+
+
+# --------------------------------------------------------------------------------------
+# The per-pair overview (admin)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurrentBeliefLine:
+    belief: Belief
+    chain_length: int
+
+
+@dataclass(frozen=True)
+class PairOverview:
+    pair: Pair
+    current: list[CurrentBeliefLine]
+    retired_concepts: int  # chains ending in a retirement (no check routes there today)
+    total_rows: int
+    last_rederivation: Rederivation | None
+
+
+def _chain_lengths(pair: Pair) -> tuple[dict[int, int], int]:
+    """Chain length of every head row of the pair (one query over the pair's rows)."""
+    rows = list(Belief.objects.filter(pair=pair).values_list("pk", "superseded_by_id"))
+    previous = {succ: pk for pk, succ in rows if succ is not None}
+    lengths: dict[int, int] = {}
+    for pk, succ in rows:
+        if succ is None:
+            n, cursor = 1, pk
+            while cursor in previous:
+                cursor = previous[cursor]
+                n += 1
+            lengths[pk] = n
+    return lengths, len(rows)
+
+
+def pair_last_rederivation(*, pair: Pair) -> Rederivation | None:
+    return (
+        Rederivation.objects.filter(pair=pair)
+        .select_related("requested_by")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def pair_overview(*, pair: Pair) -> PairOverview:
+    lengths, total = _chain_lengths(pair)
+    current = beliefs_current(pair=pair)
+    retired = Belief.objects.filter(
+        pair=pair, superseded_by__isnull=True, reason=Belief.Reason.RETIREMENT
+    ).count()
+    return PairOverview(
+        pair=pair,
+        current=[CurrentBeliefLine(b, lengths.get(b.pk, 1)) for b in current],
+        retired_concepts=retired,
+        total_rows=total,
+        last_rederivation=pair_last_rederivation(pair=pair),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# The report (R-4.6)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportBelief:
+    concept: str
+    claim: str
+    claim_label: str
+    confidence: float
+    needs_confirmation: bool
+    checks: int
+    last_check_at: datetime | None
+    since: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReportChange:
+    concept: str
+    at: datetime
+    reason: str
+    reason_label: str
+    before_claim: str
+    before_confidence: float
+    after_claim: str
+    after_confidence: float
+    new_evidence_episode_ids: list[int]
+    sentence: str
+
+
+@dataclass(frozen=True)
+class ReportQuestion:
+    answer_episode_id: int
+    question: str
+    asked_at: datetime
+    reported_at: datetime
+
+
+@dataclass
+class PairReport:
+    student: str
+    subject: str
+    checks_total: int
+    checks_linked: int
+    checks_unlinked: int
+    checks_unlinked_utterances: int
+    checks_sentence: str
+    beliefs: list[ReportBelief]
+    beliefs_sentence: str
+    changes: list[ReportChange]
+    changes_sentence: str
+    unanswered: list[ReportQuestion]
+    unanswered_sentence: str
+    last_rederivation_at: datetime | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def checks_sentence(*, total: int, linked: int) -> str:
+    """The honest sentence about checks (R-4.6): never "no checks yet" when there are."""
+    if total == 0:
+        return "No checks are on record yet."
+    on_record = f"{_plural(total, 'check is', 'checks are')} on record"
+    if linked == 0:
+        return f"{on_record}, but none could be linked to a concept in the map yet."
+    if linked == total:
+        both = "it is" if total == 1 else "all are"
+        return f"{on_record}; {both} linked to a concept in the map."
+    unlinked = total - linked
+    return (
+        f"{on_record}; {linked} linked to a concept in the map, {unlinked} could not be linked yet."
+    )
+
+
+def _claim_text(claim: str) -> str:
+    return Belief.Claim(claim).label
+
+
+def _change_sentence(before: Belief, after: Belief) -> str:
+    concept = after.concept.name
+    old = f"{_claim_text(before.claim)} {concept} ({before.confidence:.2f})"
+    new = f"{_claim_text(after.claim)} {concept} ({after.confidence:.2f})"
+    if after.reason == Belief.Reason.RETIREMENT:
+        return f"Retired “{old}” before a re-derivation."
+    if after.reason == Belief.Reason.DECAY:
+        return (
+            f"“{old}” decayed to {after.confidence:.2f}: no check for "
+            f"{rules.BELIEF_DECAY_AFTER_DAYS} days; the next check confirms it."
+        )
+    if after.reason == Belief.Reason.REDERIVATION:
+        return f"Re-derived from {_plural(after.check_count, 'check', 'checks')}: “{new}”."
+    return f"New evidence changed “{old}” to “{new}”."
+
+
+def pair_report(*, pair: Pair) -> PairReport:
+    """What the memory can honestly say about one student-subject (R-4.6).
+
+    Counts come from the log (checks) and from the current rows' evidence (linked checks);
+    beliefs only from current rows; nothing is estimated where there is no row.
+    """
+    pair = Pair.objects.select_related("student", "subject").get(pk=pair.pk)
+    check_rows = list(
+        Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK).values_list("pk", "topic")
+    )
+    total = len(check_rows)
+    linked_ids = set(
+        BeliefEvidence.objects.filter(
+            belief__pair=pair, belief__superseded_by__isnull=True, episode__kind="check"
+        )
+        .exclude(belief__reason=Belief.Reason.RETIREMENT)
+        .values_list("episode_id", flat=True)
+    )
+    linked = sum(1 for pk, _ in check_rows if pk in linked_ids)
+    utterances = sum(
+        1 for pk, topic in check_rows if pk not in linked_ids and reads_like_utterance(topic)
+    )
+
+    current = beliefs_current(pair=pair)
+    beliefs = [
+        ReportBelief(
+            concept=b.concept.name,
+            claim=b.claim,
+            claim_label=_claim_text(b.claim),
+            confidence=b.confidence,
+            needs_confirmation=b.needs_confirmation,
+            checks=b.check_count,
+            last_check_at=b.last_evidence_at,
+            since=b.created_at,
+            reason=b.reason,
+        )
+        for b in current
+    ]
+    if beliefs:
+        beliefs_sentence = f"{_plural(len(beliefs), 'current belief', 'current beliefs')}."
+    elif total:
+        beliefs_sentence = (
+            "No current beliefs: no check on record is linked to a concept of the map, "
+            "so nothing is claimed about this student's understanding."
+        )
+    else:
+        beliefs_sentence = "No current beliefs: there are no checks to derive them from."
+
+    changes = _report_changes(pair)
+    changes_sentence = (
+        f"{_plural(len(changes), 'change', 'changes')} of mind, newest first."
+        if changes
+        else "No belief has changed since it was first formed."
+        if current
+        else "Nothing has changed: there are no beliefs."
+    )
+
+    unanswered = _report_unanswered(pair)
+    unanswered_sentence = (
+        f"{_plural(len(unanswered), 'question', 'questions')} the files could not answer."
+        if unanswered
+        else "No answer is on record as one the files could not give."
+    )
+    last = pair_last_rederivation(pair=pair)
+    notes = []
+    if total and linked < total and utterances:
+        notes.append(
+            f"{_plural(utterances, 'unlinked check reads', 'unlinked checks read')} like the "
+            "student's own words rather than a topic; they stay on record as evidence."
+        )
+    return PairReport(
+        student=pair.student.external_id,
+        subject=pair.subject.external_id,
+        checks_total=total,
+        checks_linked=linked,
+        checks_unlinked=total - linked,
+        checks_unlinked_utterances=utterances,
+        checks_sentence=checks_sentence(total=total, linked=linked),
+        beliefs=beliefs,
+        beliefs_sentence=beliefs_sentence,
+        changes=changes,
+        changes_sentence=changes_sentence,
+        unanswered=unanswered,
+        unanswered_sentence=unanswered_sentence,
+        last_rederivation_at=last.created_at if last else None,
+        notes=notes,
+    )
+
+
+def _report_changes(pair: Pair) -> list[ReportChange]:
+    """Every row that supersedes another, newest first (two queries)."""
+    rows = list(
+        Belief.objects.filter(pair=pair, supersedes__isnull=False)
+        .select_related("concept", "supersedes")
+        .order_by("-created_at", "-pk")[:REPORT_CHANGES_MAX]
+    )
+    before_evidence: dict[int, set[int]] = {}
+    after_evidence: dict[int, set[int]] = {}
+    ids_before = [r.supersedes.pk for r in rows]
+    ids_after = [r.pk for r in rows]
+    for belief_id, episode_id in BeliefEvidence.objects.filter(
+        belief_id__in=ids_before + ids_after
+    ).values_list("belief_id", "episode_id"):
+        if belief_id in ids_after:
+            after_evidence.setdefault(belief_id, set()).add(episode_id)
+        if belief_id in ids_before:
+            before_evidence.setdefault(belief_id, set()).add(episode_id)
+    out = []
+    for row in rows:
+        before = row.supersedes
+        new_ids = sorted(after_evidence.get(row.pk, set()) - before_evidence.get(before.pk, set()))
+        out.append(
+            ReportChange(
+                concept=row.concept.name,
+                at=row.created_at,
+                reason=row.reason,
+                reason_label=row.get_reason_display(),
+                before_claim=before.claim,
+                before_confidence=before.confidence,
+                after_claim=row.claim,
+                after_confidence=row.confidence,
+                new_evidence_episode_ids=new_ids,
+                sentence=_change_sentence(before, row),
+            )
+        )
+    return out
+
+
+def _report_unanswered(pair: Pair) -> list[ReportQuestion]:
+    """Answers the grounding tracker marked `cannot`, with the question that was asked:
+    the latest question before the answer in the chain, else the answer's own summary."""
+    preceding_question = (
+        Episode.objects.filter(
+            pair=pair, kind=Episode.Kind.QUESTION, seq__lt=OuterRef("episode__seq")
+        )
+        .order_by("-seq")
+        .values("summary")[:1]
+    )
+    stances = (
+        AnswerStance.objects.filter(episode__pair=pair, stance=AnswerStance.Stance.CANNOT)
+        .select_related("episode")
+        .annotate(question=Subquery(preceding_question))
+        .order_by("-episode__occurred_at", "-episode__seq")[:REPORT_UNANSWERED_MAX]
+    )
+    return [
+        ReportQuestion(
+            answer_episode_id=s.episode_id,
+            question=s.question or s.episode.summary,
+            asked_at=s.episode.occurred_at,
+            reported_at=s.reported_at,
+        )
+        for s in stances
+    ]
+
+
+def pairs_rederivation_preview(*, pair_ids: list[int]) -> tuple[int, int]:
+    """(current beliefs that a re-derivation would retire, checks it would replay)."""
+    beliefs = Belief.objects.current().filter(pair_id__in=pair_ids).count()
+    checks = Episode.objects.filter(pair_id__in=pair_ids, kind=Episode.Kind.CHECK).count()
+    return beliefs, checks
+
+
+def pairs_with_last_rederivation(queryset):
+    """Annotate a Pair queryset with the time of its last re-derivation (admin list)."""
+    return queryset.annotate(last_rederived_at=Max("rederivations__created_at"))

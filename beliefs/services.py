@@ -1,0 +1,482 @@
+"""Writes of the beliefs app: derivation from checks, supersession, decay, re-derivation.
+
+Every write of a belief goes through `_write_successor`: insert the new row, then point
+the old head at it (the single permitted write on an old row, R-4.2). Per student-subject,
+belief writes are serialised by a transaction-scoped advisory lock: a live derivation
+waits for it, a re-derivation refuses to run while anyone holds it (R-4.5).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from beliefs import rules
+from beliefs.models import Belief, BeliefEvidence, Rederivation
+from beliefs.routing import Route, route_check
+from concepts.models import Concept
+from concepts.services import concept_confirm_by_check
+from memory.errors import InvalidInput
+from memory.models import Episode, Pair
+from memory.services import advisory_lock_key
+
+logger = logging.getLogger(__name__)
+
+# First part of the advisory-lock key of a pair's beliefs (other apps use other numbers).
+BELIEF_LOCK_NAMESPACE = 0xBE11EF
+
+
+class RederivationRefused(Exception):
+    """A re-derivation that cannot run now or here. Nothing was retired."""
+
+
+# --------------------------------------------------------------------------------------
+# Locks and the one write path
+# --------------------------------------------------------------------------------------
+
+
+def _lock_key(pair_id: int) -> int:
+    return advisory_lock_key(BELIEF_LOCK_NAMESPACE, pair_id)
+
+
+def _wait_for_pair_lock(pair_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_key(pair_id)])
+
+
+def _try_pair_lock(pair_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_lock_key(pair_id)])
+        return bool(cursor.fetchone()[0])
+
+
+def _head(*, pair_id: int, concept_id: int) -> Belief | None:
+    """The row of (pair, concept) nothing supersedes (current, or a retirement), locked."""
+    return (
+        Belief.objects.select_for_update()
+        .filter(pair_id=pair_id, concept_id=concept_id, superseded_by__isnull=True)
+        .first()
+    )
+
+
+def _write_successor(
+    *,
+    head: Belief | None,
+    pair_id: int,
+    concept_id: int,
+    claim: str,
+    confidence: float,
+    reason: str,
+    now: datetime,
+    evidence_ids: Sequence[int],
+    last_evidence_at: datetime | None,
+    needs_confirmation: bool = False,
+) -> Belief:
+    if head is not None and head.superseded_by_id is not None:
+        raise RuntimeError(f"belief {head.pk} is already superseded by {head.superseded_by_id}")
+    row = Belief.objects.create(
+        pair_id=pair_id,
+        concept_id=concept_id,
+        claim=claim,
+        confidence=rules.round_confidence(confidence),
+        reason=reason,
+        needs_confirmation=needs_confirmation,
+        check_count=len(evidence_ids),
+        last_evidence_at=last_evidence_at,
+        created_at=now,
+    )
+    if evidence_ids:
+        BeliefEvidence.objects.bulk_create(
+            [BeliefEvidence(belief=row, episode_id=episode_id) for episode_id in evidence_ids]
+        )
+    if head is not None:
+        head.superseded_by = row
+        head.save()
+    return row
+
+
+def _evidence_points(belief: Belief) -> list[rules.CheckPoint]:
+    rows = (
+        BeliefEvidence.objects.filter(belief=belief)
+        .order_by("episode__seq")
+        .values_list("episode_id", "episode__occurred_at", "episode__verdict")
+    )
+    return [rules.CheckPoint(episode_id=i, occurred_at=t, verdict=v) for i, t, v in rows]
+
+
+# --------------------------------------------------------------------------------------
+# Supersession and decay
+# --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def belief_supersede(
+    *,
+    belief: Belief,
+    claim: str,
+    confidence: float,
+    reason: str,
+    now: datetime,
+    evidence_ids: Sequence[int] | None = None,
+    needs_confirmation: bool = False,
+    last_evidence_at: datetime | None = None,
+) -> Belief:
+    """Replace `belief` with a new row; the old row stays as it was and points to it.
+
+    `evidence_ids` defaults to the old row's evidence (a decay or a correction keeps the
+    episodes behind the belief). Refused if `belief` is no longer the head of its chain.
+    """
+    if claim not in Belief.Claim.values:
+        raise InvalidInput("claim", f"must be one of {', '.join(Belief.Claim.values)}")
+    if reason not in Belief.Reason.values:
+        raise InvalidInput("reason", f"must be one of {', '.join(Belief.Reason.values)}")
+    if not 0.0 <= confidence <= 1.0:
+        raise InvalidInput("confidence", "must be between 0 and 1")
+    _wait_for_pair_lock(belief.pair_id)
+    head = Belief.objects.select_for_update().get(pk=belief.pk)
+    if head.superseded_by_id is not None:
+        raise InvalidInput(
+            "belief", f"belief {head.pk} is already superseded by belief {head.superseded_by_id}"
+        )
+    if evidence_ids is None:
+        evidence_ids = list(
+            BeliefEvidence.objects.filter(belief=head)
+            .order_by("episode__seq")
+            .values_list("episode_id", flat=True)
+        )
+    new = _write_successor(
+        head=head,
+        pair_id=head.pair_id,
+        concept_id=head.concept_id,
+        claim=claim,
+        confidence=confidence,
+        reason=reason,
+        now=now,
+        evidence_ids=evidence_ids,
+        last_evidence_at=last_evidence_at
+        if last_evidence_at is not None
+        else head.last_evidence_at,
+        needs_confirmation=needs_confirmation,
+    )
+    belief.superseded_by = new
+    belief._remember_stored()
+    return new
+
+
+@transaction.atomic
+def belief_decay(*, belief: Belief, now: datetime) -> Belief:
+    """R-7.2: the belief loses 15 % of its confidence and waits for the next check.
+
+    A new row with reason `decay`, the same claim and evidence, `needs_confirmation` set.
+    Decaying a row that is not current is refused (the nightly cycle reads current rows).
+    """
+    if belief.reason == Belief.Reason.RETIREMENT:
+        raise InvalidInput("belief", f"belief {belief.pk} is retired: nothing to decay")
+    return belief_supersede(
+        belief=belief,
+        claim=belief.claim,
+        confidence=rules.decayed(belief.confidence),
+        reason=Belief.Reason.DECAY,
+        now=now,
+        needs_confirmation=True,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Derivation after checks are appended
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class DerivationResult:
+    checks: int = 0
+    linked: int = 0
+    unlinked: int = 0
+    utterances: int = 0
+    beliefs_written: list[int] = field(default_factory=list)
+    confirmed_without_change: int = 0
+    already_counted: int = 0
+
+
+def _confirm_concept(concept: Concept, now: datetime) -> None:
+    # Readiness is about the material (R-2.5): one passed check is enough, and a
+    # concept already confirmed or taught has nothing to lift.
+    if not concept.confirmed_by_check and not concept.taught:
+        concept_confirm_by_check(concept=concept, now=now)
+        concept.confirmed_by_check = True
+
+
+@transaction.atomic
+def beliefs_derive_from_checks(
+    *, pair: Pair, episode_ids: Iterable[int], now: datetime | None = None
+) -> DerivationResult:
+    """Derive beliefs from newly appended check episodes of `pair`, in chain order.
+
+    Each check is routed (beliefs.routing). A routed check joins its concept's checks;
+    the rule (beliefs.rules.derive) is applied to all of them, and a new row supersedes
+    the current one when the claim or the rounded confidence changes, or when the
+    current one waits for confirmation. Otherwise the check is linked to the current
+    row as evidence. A check already behind the current row is skipped (idempotent).
+    """
+    now = now or timezone.now()
+    result = DerivationResult()
+    _wait_for_pair_lock(pair.pk)
+    checks = list(
+        Episode.objects.filter(pair=pair, pk__in=list(episode_ids), kind=Episode.Kind.CHECK)
+        .select_related("pair__subject")
+        .order_by("seq")
+    )
+    subject = pair.subject
+    heads: dict[int, Belief | None] = {}
+    points: dict[int, list[rules.CheckPoint]] = {}
+    for episode in checks:
+        result.checks += 1
+        routing = route_check(
+            subject=subject,
+            topic=episode.topic,
+            assessment=str(episode.evidence.get("assessment", "")),
+        )
+        if routing.concept is None:
+            result.unlinked += 1
+            result.utterances += routing.route == Route.UTTERANCE
+            continue
+        result.linked += 1
+        concept = routing.concept
+        if concept.pk not in heads:
+            head = _head(pair_id=pair.pk, concept_id=concept.pk)
+            heads[concept.pk] = head
+            points[concept.pk] = (
+                _evidence_points(head) if head is not None and head.is_current else []
+            )
+        head = heads[concept.pk]
+        known = points[concept.pk]
+        if any(p.episode_id == episode.pk for p in known):
+            result.already_counted += 1
+            continue
+        known.append(
+            rules.CheckPoint(
+                episode_id=episode.pk, occurred_at=episode.occurred_at, verdict=episode.verdict
+            )
+        )
+        derived = rules.derive(known)
+        unchanged = (
+            head is not None
+            and head.is_current
+            and not head.needs_confirmation
+            and head.claim == derived.claim
+            and rules.round_confidence(head.confidence) == derived.confidence
+        )
+        if unchanged:
+            BeliefEvidence.objects.create(belief=head, episode=episode)
+            result.confirmed_without_change += 1
+        else:
+            heads[concept.pk] = _write_successor(
+                head=head,
+                pair_id=pair.pk,
+                concept_id=concept.pk,
+                claim=derived.claim,
+                confidence=derived.confidence,
+                reason=Belief.Reason.EVIDENCE,
+                now=now,
+                evidence_ids=[p.episode_id for p in known],
+                last_evidence_at=max(p.occurred_at for p in known),
+            )
+            result.beliefs_written.append(heads[concept.pk].pk)
+        if episode.verdict == Episode.Verdict.RIGHT:
+            _confirm_concept(concept, now)
+    return result
+
+
+def on_episodes_appended(sender, *, episode_ids, pair_id, **kwargs) -> None:
+    """Receiver of memory.signals.episodes_appended (sent after the append commits).
+
+    A failure here must not turn a stored episode into an error for the chat service:
+    the check is in the log either way, and a re-derivation replays it. It is logged.
+    """
+    if not Episode.objects.filter(pk__in=episode_ids, kind=Episode.Kind.CHECK).exists():
+        return
+    try:
+        pair = Pair.objects.select_related("subject").get(pk=pair_id)
+        beliefs_derive_from_checks(pair=pair, episode_ids=episode_ids)
+    except Exception:
+        logger.exception("belief derivation failed for pair %s, episodes %s", pair_id, episode_ids)
+
+
+# --------------------------------------------------------------------------------------
+# Re-derivation (R-4.5)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RederivationResult:
+    pair_id: int
+    rederivation_id: int
+    beliefs_retired: int
+    checks_replayed: int
+    checks_linked: int
+    beliefs_derived: int
+
+    def describe(self) -> str:
+        return (
+            f"pair {self.pair_id}: {self.beliefs_retired} beliefs retired, "
+            f"{self.checks_replayed} checks replayed ({self.checks_linked} linked), "
+            f"{self.beliefs_derived} beliefs derived"
+        )
+
+
+@transaction.atomic
+def beliefs_rederive(
+    *,
+    pair: Pair,
+    now: datetime | None = None,
+    requested_by=None,
+    source: str = Rederivation.Source.SERVICE,
+) -> RederivationResult:
+    """Retire every current belief of `pair` and derive them again from its logged checks.
+
+    One transaction: a failure anywhere leaves the previous beliefs current. Refused
+    (RederivationRefused, nothing retired) while another belief write of the same pair
+    holds its lock. Every current row gets a `retirement` successor; then the checks are
+    replayed in chain order under today's rules (routing against today's map), and each
+    routed concept gets one row with reason `rederivation`, superseding its retirement
+    row. A belief whose newest check is older than the decay age is derived already
+    decayed (waiting for confirmation), as the nightly cycle would have left it. Reads
+    episodes, never writes one.
+    """
+    now = now or timezone.now()
+    if not Pair.objects.filter(pk=pair.pk).exists():
+        raise RederivationRefused(f"no student-subject with id {pair.pk}: nothing retired")
+    if not _try_pair_lock(pair.pk):
+        raise RederivationRefused(
+            f"the beliefs of {pair} are being re-derived or updated by another process "
+            "right now; nothing was retired, try again in a moment"
+        )
+    heads = list(
+        Belief.objects.select_for_update()
+        .filter(pair=pair, superseded_by__isnull=True)
+        .order_by("concept_id")
+    )
+    head_by_concept: dict[int, Belief] = {}
+    retired = 0
+    for head in heads:
+        if head.reason == Belief.Reason.RETIREMENT:
+            head_by_concept[head.concept_id] = head
+            continue
+        head_by_concept[head.concept_id] = _write_successor(
+            head=head,
+            pair_id=pair.pk,
+            concept_id=head.concept_id,
+            claim=head.claim,
+            confidence=head.confidence,
+            reason=Belief.Reason.RETIREMENT,
+            now=now,
+            evidence_ids=[],
+            last_evidence_at=head.last_evidence_at,
+        )
+        retired += 1
+
+    subject = pair.subject
+    checks = Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK).order_by("seq")
+    points: dict[int, list[rules.CheckPoint]] = {}
+    concepts: dict[int, Concept] = {}
+    replayed = linked = 0
+    for episode in checks.only("pk", "topic", "verdict", "occurred_at", "evidence").iterator():
+        replayed += 1
+        routing = route_check(
+            subject=subject,
+            topic=episode.topic,
+            assessment=str(episode.evidence.get("assessment", "")),
+        )
+        if routing.concept is None:
+            continue
+        linked += 1
+        concepts.setdefault(routing.concept.pk, routing.concept)
+        points.setdefault(routing.concept.pk, []).append(
+            rules.CheckPoint(
+                episode_id=episode.pk, occurred_at=episode.occurred_at, verdict=episode.verdict
+            )
+        )
+        if episode.verdict == Episode.Verdict.RIGHT:
+            _confirm_concept(concepts[routing.concept.pk], now)
+
+    derived_count = 0
+    for concept_id, concept_points in points.items():
+        derived = rules.derive(concept_points)
+        last = max(p.occurred_at for p in concept_points)
+        untouched = rules.is_untouched(last_evidence_at=last, now=now)
+        _write_successor(
+            head=head_by_concept.get(concept_id),
+            pair_id=pair.pk,
+            concept_id=concept_id,
+            claim=derived.claim,
+            confidence=rules.decayed(derived.confidence) if untouched else derived.confidence,
+            reason=Belief.Reason.REDERIVATION,
+            now=now,
+            evidence_ids=[p.episode_id for p in concept_points],
+            last_evidence_at=last,
+            needs_confirmation=untouched,
+        )
+        derived_count += 1
+
+    log = Rederivation.objects.create(
+        pair=pair,
+        requested_by=requested_by,
+        source=source,
+        rules_version=rules.RULES_VERSION,
+        beliefs_retired=retired,
+        checks_replayed=replayed,
+        checks_linked=linked,
+        beliefs_derived=derived_count,
+        created_at=now,
+    )
+    return RederivationResult(
+        pair_id=pair.pk,
+        rederivation_id=log.pk,
+        beliefs_retired=retired,
+        checks_replayed=replayed,
+        checks_linked=linked,
+        beliefs_derived=derived_count,
+    )
+
+
+@dataclass
+class RederivationBatch:
+    done: list[RederivationResult] = field(default_factory=list)
+    # (pair id, readable reason) of each pair that was refused; nothing retired there.
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+
+def beliefs_rederive_many(
+    *,
+    pair_ids: Sequence[int],
+    now: datetime | None = None,
+    requested_by=None,
+    source: str = Rederivation.Source.SERVICE,
+) -> RederivationBatch:
+    """Re-derive several pairs, each in its own transaction (one refusal stops no other).
+
+    Deliberately not one transaction: a large selection must not hold every pair's lock
+    at once, and one busy pair must not undo the others.
+    """
+    now = now or timezone.now()
+    batch = RederivationBatch()
+    pairs = {
+        p.pk: p for p in Pair.objects.select_related("student", "subject").filter(pk__in=pair_ids)
+    }
+    for pair_id in pair_ids:
+        pair = pairs.get(pair_id)
+        if pair is None:
+            batch.refused.append((pair_id, f"no student-subject with id {pair_id}"))
+            continue
+        try:
+            batch.done.append(
+                beliefs_rederive(pair=pair, now=now, requested_by=requested_by, source=source)
+            )
+        except RederivationRefused as exc:
+            batch.refused.append((pair_id, str(exc)))
+    return batch
