@@ -1,0 +1,95 @@
+"""`manage.py bench_memory`: the four-design memory benchmark (R-8.2, R-8.3).
+
+Run it in its own database, never a test database:
+
+    TUTORBRAIN_DB_NAME=tutorbrain_eval .venv/bin/python manage.py bench_memory
+
+Steps: load the seeded histories (reused when already loaded), register the questions
+(JSON + sha256, before any design runs), verify the hash, run every design, grade, and
+write the Markdown table, the failures, and a bar chart to --out.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from tutorbrain.evaluation.bench import (
+    QuestionFileTampered,
+    bench_organization,
+    bench_run,
+    chart_png,
+    corpus_load,
+    failures_markdown,
+    questions_register,
+    report_markdown,
+)
+from tutorbrain.evaluation.designs import DESIGNS
+from tutorbrain.evaluation.generator import REFERENCE_NOW
+
+DEFAULT_SUBJECTS = 48
+DEFAULT_SEED = 2026
+MIN_SUBJECTS = 1
+
+
+class Command(BaseCommand):
+    help = "Benchmark four memory designs on pre-registered questions (block-level grading)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--subjects", type=int, default=DEFAULT_SUBJECTS)
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+        parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "var" / "bench_memory"))
+        parser.add_argument("--designs", nargs="*", choices=DESIGNS, default=list(DESIGNS))
+        parser.add_argument(
+            "--questions",
+            help="grade an already registered question file (its sha256 is checked) instead of drawing one",
+        )
+
+    def handle(self, *args, **options):
+        if options["subjects"] < MIN_SUBJECTS:
+            raise CommandError("--subjects must be at least 1")
+        out = Path(options["out"])
+        if options["questions"]:
+            questions_file = Path(options["questions"])
+        else:
+            organization = bench_organization()
+            with tqdm(total=options["subjects"], desc="histories", unit="pair") as bar:
+                histories = corpus_load(
+                    organization=organization,
+                    seed=options["seed"],
+                    subjects=options["subjects"],
+                    progress=bar.update,
+                )
+            questions_file = out / f"questions-seed{options['seed']}.json"
+            questions, digest = questions_register(
+                histories=histories, seed=options["seed"], now=REFERENCE_NOW, path=questions_file
+            )
+            self.stdout.write(
+                f"registered {len(questions)} questions: {questions_file} sha256 {digest}"
+            )
+        try:
+            count = len(json.loads(questions_file.read_bytes())["questions"])
+            with tqdm(total=count, desc="questions × designs", unit="q") as bar:
+                result = bench_run(
+                    questions_file=questions_file,
+                    designs=tuple(options["designs"]),
+                    progress=bar.update,
+                )
+        except QuestionFileTampered as exc:
+            raise CommandError(str(exc)) from exc
+        command = "TUTORBRAIN_DB_NAME={} .venv/bin/python manage.py bench_memory {}".format(
+            settings.DATABASES["default"]["NAME"], shlex.join(sys.argv[2:])
+        ).strip()
+        report = report_markdown(result, command=command, questions_file=questions_file)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.md").write_text(report + "\n")
+        (out / "failures.md").write_text(failures_markdown(result))
+        chart_png(result, out / "chart.png")
+        self.stdout.write(report)
+        self.stdout.write(f"\nfailures: {out / 'failures.md'}\nchart:    {out / 'chart.png'}")
