@@ -35,9 +35,10 @@ from tutorbrain.evaluation.content import (
 
 # The fixed "today" of generated histories: results never depend on the wall clock.
 REFERENCE_NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-HISTORY_YEAR = 2026
-FIRST_START_MONTH, LAST_START_MONTH = 2, 4  # a history starts between February and April
-LAST_ACTIVE_MONTH = 11  # and runs until November (REFERENCE_NOW's month)
+# A history spans this many months (inclusive) and ends in the month of `now`; with
+# REFERENCE_NOW it starts between February and April 2026.
+SPAN_MONTHS = (8, 10)
+MIN_DAY_FOR_CURRENT_MONTH = 5
 EMPTY_MONTHS_MIN = 2  # months with no activity inside the history
 SESSIONS_PER_MONTH = (1, 3)
 FOCUS_CONCEPTS_PER_SESSION = (1, 2)
@@ -124,8 +125,14 @@ def template_for(index: int) -> SubjectTemplate:
     return of_language[(index // len(LANGUAGE_ROTATION)) % len(of_language)]
 
 
-def _month_range(start: int, end: int) -> list[tuple[int, int]]:
-    return [(HISTORY_YEAR, m) for m in range(start, end + 1)]
+def _months_until(now: datetime, count: int) -> list[tuple[int, int]]:
+    """The `count` calendar months ending with now's month, oldest first."""
+    out = []
+    year, month = now.year, now.month
+    for _ in range(count):
+        out.append((year, month))
+        year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+    return out[::-1]
 
 
 def _at(rng: random.Random, year: int, month: int, day: int) -> datetime:
@@ -158,8 +165,9 @@ def history_plan(
         for page, name in enumerate(explained, start=1):
             file_of.setdefault(name, (file_name, page))
 
-    start = rng.randint(FIRST_START_MONTH, LAST_START_MONTH)
-    months = _month_range(start, LAST_ACTIVE_MONTH)
+    # Early in a month there are too few past days for sessions: end with the last month.
+    anchor = now if now.day >= MIN_DAY_FOR_CURRENT_MONTH else now - timedelta(days=now.day)
+    months = _months_until(anchor, rng.randint(*SPAN_MONTHS))
     interior = months[1:-1]
     empty = sorted(rng.sample(interior, k=min(len(interior), EMPTY_MONTHS_MIN + rng.randint(0, 1))))
     active = [m for m in months if m not in empty]
