@@ -367,15 +367,41 @@ class CitationCheck(AppendOnlyModel):
 class ChainVerification(AppendOnlyModel):
     """The result of one recomputation of one chain (R-1.6)."""
 
+    class Failure(models.TextChoices):
+        CONTENT_CHANGED = "content_changed", "content changed"
+        LINK_BROKEN = "link_broken", "link broken"
+        GAP = "gap", "gap"
+        REORDERED = "reordered", "reordered"
+        # The chain ends before the seq its head (or a checkpoint) records.
+        TRUNCATED = "truncated", "truncated"
+        # The episode at a checkpoint's seq no longer has the checkpoint's hash.
+        REWRITTEN = "rewritten", "rewritten since checkpoint"
+
     pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="verifications")
     intact = models.BooleanField()
+    # Episodes recomputed (up to the first break).
     length = models.PositiveBigIntegerField()
     broken_seq = models.PositiveBigIntegerField(null=True, blank=True)
-    reason = models.CharField(max_length=200, blank=True)
+    failure = models.CharField(max_length=20, choices=Failure.choices, blank=True)
+    # A readable sentence: what broke, where, and what was expected.
+    reason = models.CharField(max_length=500, blank=True)
+    # The chain was also compared with a signed checkpoint (which catches truncation
+    # and whole-chain rewrites that a recomputation alone cannot see).
+    checkpoint_created_at = models.DateTimeField(null=True, blank=True)
     checked_at = models.DateTimeField()
 
     class Meta:
-        indexes = [models.Index(fields=["pair", "-checked_at"], name="chainverif_pair_time_idx")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(intact=True, failure="", broken_seq__isnull=True)
+                | (Q(intact=False) & ~Q(failure="")),
+                name="chainverif_intact_xor_failure",
+            ),
+        ]
+        indexes = [
+            # The latest verification per pair (chain status API and admin).
+            models.Index(fields=["pair", "-checked_at"], name="chainverif_pair_time_idx")
+        ]
         triggers = [
             pgtrigger.Protect(
                 name="chainverification_append_only", operation=pgtrigger.Update | pgtrigger.Delete

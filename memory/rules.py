@@ -50,3 +50,10 @@ def salience_for(kind: str, verdict: str) -> float:
     if by_verdict and verdict in by_verdict:
         return by_verdict[verdict]
     return SALIENCE_BY_KIND[kind]
+
+
+IDEMPOTENCY_KEY_MAX_CHARS = 200
+CITATIONS_MAX = 50
+RECALLED_IDS_MAX = 200
+# Evidence keys the service writes itself; an event's `extra` may not shadow them.
+RESERVED_EVIDENCE_KEYS = frozenset({"citations", "recalled_ids", "assessment", "score"})

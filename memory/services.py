@@ -8,6 +8,7 @@ it commits.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,16 +17,24 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVector
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Value
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from memory import indexing
+from memory.checkpoints import CheckpointHead, checkpoint_heads, checkpoint_sign
 from memory.errors import InvalidInput
 from memory.hashing import episode_hash, fields_of
 from memory.models import (
     GENESIS_HASH,
+    AnswerStance,
     ApiKey,
+    ChainCheckpoint,
+    ChainVerification,
+    CitationCheck,
     Episode,
     EpisodeIndex,
     Organization,
@@ -35,12 +44,17 @@ from memory.models import (
     SubjectFile,
 )
 from memory.rules import (
+    CITATIONS_MAX,
     CONCEPT_NAME_MAX_CHARS,
     CONCEPTS_MAX,
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    RECALLED_IDS_MAX,
+    RESERVED_EVIDENCE_KEYS,
     SUMMARY_MAX_CHARS,
     TOPIC_MAX_CHARS,
     salience_for,
 )
+from memory.selectors import ChainReport, chain_report, citation_status_for
 from memory.signals import episodes_appended
 
 # --------------------------------------------------------------------------------------
@@ -244,53 +258,75 @@ class EventSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+EVENT_FIELDS = frozenset(EventSpec.__dataclass_fields__)
+
+
 def _check(condition: bool, field_name: str, message: str) -> None:
     if not condition:
         raise InvalidInput(field_name, message)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_text(value: Any, field_name: str, limit: int) -> str:
+    _check(isinstance(value, str), field_name, "must be a string")
+    _check(len(value) <= limit, field_name, f"must be at most {limit} characters")
+    # PostgreSQL text and jsonb cannot hold NUL: refuse it here with a clear message.
+    _check("\x00" not in value, field_name, "must not contain NUL characters")
+    return value
 
 
 def event_validate(spec: EventSpec, *, field_prefix: str = "") -> EventSpec:
     """Check one event's shape without touching the database. Returns it normalised."""
     p = field_prefix
     kinds = {k.value for k in Episode.Kind}
-    _check(spec.kind in kinds, f"{p}kind", f"must be one of {', '.join(sorted(kinds))}")
-    summary = (spec.summary or "").strip()
+    _check(
+        isinstance(spec.kind, str) and spec.kind in kinds,
+        f"{p}kind",
+        f"must be one of {', '.join(sorted(kinds))}",
+    )
+    _check(isinstance(spec.summary, str), f"{p}summary", "must be a string")
+    summary = spec.summary.strip()
     _check(bool(summary), f"{p}summary", "must not be empty")
-    _check(
-        len(summary) <= SUMMARY_MAX_CHARS,
-        f"{p}summary",
-        f"must be at most {SUMMARY_MAX_CHARS} characters",
-    )
-    spec.summary = summary
+    spec.summary = _check_text(summary, f"{p}summary", SUMMARY_MAX_CHARS)
     limit = settings.TUTORBRAIN_MAX_TEXT_CHARS
-    _check(len(spec.text or "") <= limit, f"{p}text", f"must be at most {limit} characters")
-    _check(
-        len(spec.assessment or "") <= limit, f"{p}assessment", f"must be at most {limit} characters"
+    spec.text = _check_text(spec.text or "", f"{p}text", limit)
+    spec.assessment = _check_text(spec.assessment or "", f"{p}assessment", limit)
+    spec.topic = _check_text(spec.topic or "", f"{p}topic", TOPIC_MAX_CHARS).strip()
+    spec.idempotency_key = _check_text(
+        spec.idempotency_key or "", f"{p}idempotency_key", IDEMPOTENCY_KEY_MAX_CHARS
     )
-    _check(
-        len(spec.topic or "") <= TOPIC_MAX_CHARS,
-        f"{p}topic",
-        f"must be at most {TOPIC_MAX_CHARS} characters",
-    )
+    if spec.occurred_at is not None:
+        _check(
+            isinstance(spec.occurred_at, datetime) and timezone.is_aware(spec.occurred_at),
+            f"{p}occurred_at",
+            "must be a date-time with a time zone (ISO 8601, e.g. 2026-07-12T10:00:00Z)",
+        )
     verdicts = {v.value for v in Episode.Verdict}
+    spec.verdict = spec.verdict or ""
     if spec.kind == Episode.Kind.CHECK:
         _check(bool(spec.verdict), f"{p}verdict", "is required for a check")
     if spec.verdict:
         _check(
+            isinstance(spec.verdict, str) and spec.verdict in verdicts,
+            f"{p}verdict",
+            "must be one of right, wrong, partial",
+        )
+        _check(
             spec.kind in ("check", "quiz"), f"{p}verdict", "is only allowed on a check or a quiz"
         )
-        _check(spec.verdict in verdicts, f"{p}verdict", "must be one of right, wrong, partial")
     if spec.predicted_mastery is not None:
         _check(
-            isinstance(spec.predicted_mastery, int | float)
-            and 0.0 <= float(spec.predicted_mastery) <= 1.0,
+            _is_number(spec.predicted_mastery) and 0.0 <= float(spec.predicted_mastery) <= 1.0,
             f"{p}predicted_mastery",
             "must be a number between 0 and 1",
         )
         _check(spec.kind == "check", f"{p}predicted_mastery", "is only allowed on a check")
     if spec.score is not None:
         _check(
-            isinstance(spec.score, int | float) and 0.0 <= float(spec.score) <= 1.0,
+            _is_number(spec.score) and 0.0 <= float(spec.score) <= 1.0,
             f"{p}score",
             "must be a number between 0 and 1",
         )
@@ -300,32 +336,78 @@ def event_validate(spec: EventSpec, *, field_prefix: str = "") -> EventSpec:
         f"{p}concepts",
         f"must name at most {CONCEPTS_MAX} concepts",
     )
-    cleaned = []
+    cleaned: list[str] = []
     for name in spec.concepts:
         _check(
             isinstance(name, str) and name.strip() != "",
             f"{p}concepts",
             "names must be non-empty strings",
         )
-        _check(len(name) <= CONCEPT_NAME_MAX_CHARS, f"{p}concepts", "a name is too long")
+        _check_text(name, f"{p}concepts", CONCEPT_NAME_MAX_CHARS)
         if name.strip() not in cleaned:
             cleaned.append(name.strip())
     spec.concepts = cleaned
+    _check(isinstance(spec.citations, list), f"{p}citations", "must be a list")
+    _check(isinstance(spec.recalled_ids, list), f"{p}recalled_ids", "must be a list of ids")
     if spec.citations:
         _check(spec.kind == "answer", f"{p}citations", "are only allowed on an answer")
+        _check(
+            len(spec.citations) <= CITATIONS_MAX,
+            f"{p}citations",
+            f"must name at most {CITATIONS_MAX} files",
+        )
     if spec.recalled_ids:
         _check(spec.kind == "answer", f"{p}recalled_ids", "are only allowed on an answer")
+        _check(
+            len(spec.recalled_ids) <= RECALLED_IDS_MAX,
+            f"{p}recalled_ids",
+            f"must list at most {RECALLED_IDS_MAX} episodes",
+        )
         _check(
             all(isinstance(i, int) and not isinstance(i, bool) for i in spec.recalled_ids),
             f"{p}recalled_ids",
             "must be episode ids (integers)",
         )
-    _check(
-        len(spec.idempotency_key or "") <= 200,
-        f"{p}idempotency_key",
-        "must be at most 200 characters",
-    )
+    _check(isinstance(spec.extra, dict), f"{p}extra", "must be an object")
+    if spec.extra:
+        try:
+            encoded = json.dumps(spec.extra, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{p}extra", "must be plain JSON (no NaN)") from exc
+        _check(len(encoded) <= limit, f"{p}extra", f"must be at most {limit} characters as JSON")
+        _check("\\u0000" not in encoded, f"{p}extra", "must not contain NUL characters")
+        reserved = sorted(RESERVED_EVIDENCE_KEYS & set(spec.extra))
+        _check(not reserved, f"{p}extra", f"must not use the reserved keys {reserved}")
     return spec
+
+
+def event_from_mapping(data: Any, *, field_prefix: str = "") -> EventSpec:
+    """An EventSpec from a JSON object (the importer's line), naming any bad field.
+
+    `occurred_at` may be an ISO 8601 string. Unknown keys are refused: a misspelt
+    `verdit` must not silently become a check without a verdict.
+    """
+    p = field_prefix
+    _check(isinstance(data, dict), p.rstrip(".") or "event", "must be a JSON object")
+    unknown = sorted(set(data) - EVENT_FIELDS)
+    _check(not unknown, f"{p}{unknown[0] if unknown else ''}", "is not a field of an event")
+    values = dict(data)
+    for name in ("kind", "summary"):
+        _check(name in values, f"{p}{name}", "is required")
+    occurred = values.get("occurred_at")
+    if isinstance(occurred, str):
+        parsed = parse_datetime(occurred)
+        _check(parsed is not None, f"{p}occurred_at", "must be an ISO 8601 date-time")
+        values["occurred_at"] = parsed
+    elif occurred is not None:
+        raise InvalidInput(f"{p}occurred_at", "must be an ISO 8601 date-time")
+    for name, empty in (("concepts", []), ("citations", []), ("recalled_ids", []), ("extra", {})):
+        if values.get(name) is None:
+            values[name] = empty
+    for name in ("text", "topic", "verdict", "assessment", "idempotency_key"):
+        if values.get(name) is None:
+            values[name] = ""
+    return event_validate(EventSpec(**values), field_prefix=p)
 
 
 def _resolve_citations(spec: EventSpec, subject: Subject, field_name: str) -> list[dict[str, Any]]:
@@ -335,23 +417,33 @@ def _resolve_citations(spec: EventSpec, subject: Subject, field_name: str) -> li
         where = f"{field_name}[{i}]"
         if not isinstance(citation, dict):
             raise InvalidInput(where, "must be an object with file_id or file")
+        unknown = sorted(set(citation) - {"file_id", "file", "pages"})
+        if unknown:
+            raise InvalidInput(f"{where}.{unknown[0]}", "is not a field of a citation")
         qs = SubjectFile.objects.filter(subject=subject)
         if citation.get("file_id") is not None:
-            file = (
-                qs.filter(pk=citation["file_id"]).first()
-                if isinstance(citation["file_id"], int)
-                else None
-            )
+            file_id = citation["file_id"]
+            if not isinstance(file_id, int) or isinstance(file_id, bool):
+                raise InvalidInput(f"{where}.file_id", "must be an integer file id")
+            file = qs.filter(pk=file_id).first()
+            if file is None:
+                raise InvalidInput(f"{where}.file_id", "names a file that is not in this subject")
         elif citation.get("file"):
+            if not isinstance(citation["file"], str):
+                raise InvalidInput(f"{where}.file", "must be a file name")
             file = qs.filter(
                 name=citation["file"], replaced_at__isnull=True, removed_at__isnull=True
             ).first()
+            if file is None:
+                raise InvalidInput(
+                    f"{where}.file", "names a file that is not (currently) in this subject"
+                )
         else:
             raise InvalidInput(where, "must name file_id or file")
-        if file is None:
-            raise InvalidInput(where, "names a file that is not in this subject")
         pages = citation.get("pages") or []
-        if not isinstance(pages, list) or not all(isinstance(n, int) and n >= 1 for n in pages):
+        if not isinstance(pages, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in pages
+        ):
             raise InvalidInput(f"{where}.pages", "must be a list of page numbers (1-based)")
         resolved.append(
             {"file_id": file.pk, "name": file.name, "fingerprint": file.fingerprint, "pages": pages}
@@ -374,7 +466,99 @@ def _evidence_for(spec: EventSpec, citations: list[dict[str, Any]]) -> dict[str,
 def _lock_pair(pair_id: int) -> Pair:
     # The row lock on the pair is the chain's append lock: concurrent appends to one
     # chain queue here; appends to other chains never wait.
-    return Pair.objects.select_for_update().get(pk=pair_id)
+    return Pair.objects.select_related("subject").select_for_update(of=("self",)).get(pk=pair_id)
+
+
+def _events_prepare(events: Sequence[EventSpec], *, embed: bool) -> list[Any]:
+    """Validate a batch (no database) and embed it (before any transaction opens)."""
+    if not events:
+        raise InvalidInput("events", "must hold at least one event")
+    limit = settings.TUTORBRAIN_MAX_BATCH_EVENTS
+    if len(events) > limit:
+        raise InvalidInput("events", f"a batch holds at most {limit} events")
+    many = len(events) > 1
+    for i, spec in enumerate(events):
+        event_validate(spec, field_prefix=f"events[{i}]." if many else "")
+    keys = [s.idempotency_key for s in events if s.idempotency_key]
+    if len(keys) != len(set(keys)):
+        raise InvalidInput("idempotency_key", "is repeated within the batch")
+    return _embed_events(events) if embed else [None] * len(events)
+
+
+def _append_locked(
+    *, pair_id: int, events: Sequence[EventSpec], vectors: list[Any], now: datetime
+) -> list[Episode]:
+    """The append proper; must run inside a transaction. Validated, embedded events."""
+    many = len(events) > 1
+    locked = _lock_pair(pair_id)
+    keys = [s.idempotency_key for s in events if s.idempotency_key]
+    existing: dict[str, Episode] = {}
+    if keys:
+        existing = {
+            e.idempotency_key: e
+            for e in Episode.objects.filter(pair=locked, idempotency_key__in=keys)
+        }
+    result: list[Episode] = []
+    new_rows: list[tuple[Episode, Any]] = []
+    seq, prev = locked.head_seq, locked.head_hash or GENESIS_HASH
+    for i, spec in enumerate(events):
+        if spec.idempotency_key and spec.idempotency_key in existing:
+            replay = existing[spec.idempotency_key]
+            replay.was_appended = False
+            result.append(replay)
+            continue
+        p = f"events[{i}]." if many else ""
+        citations = (
+            _resolve_citations(spec, locked.subject, f"{p}citations") if spec.citations else []
+        )
+        if spec.recalled_ids:
+            _check_recalled(locked, spec.recalled_ids, f"{p}recalled_ids")
+        seq += 1
+        episode = Episode(
+            pair=locked,
+            seq=seq,
+            kind=spec.kind,
+            summary=spec.summary,
+            text=spec.text or "",
+            concepts=spec.concepts,
+            salience=salience_for(spec.kind, spec.verdict),
+            occurred_at=spec.occurred_at or now,
+            recorded_at=now,
+            topic=spec.topic,
+            verdict=spec.verdict or "",
+            predicted_mastery=None
+            if spec.predicted_mastery is None
+            else float(spec.predicted_mastery),
+            evidence=_evidence_for(spec, citations),
+            idempotency_key=spec.idempotency_key or "",
+            prev_hash=prev,
+        )
+        episode.hash = episode_hash(fields_of(episode), prev)
+        episode.was_appended = True
+        prev = episode.hash
+        new_rows.append((episode, vectors[i]))
+        result.append(episode)
+    if new_rows:
+        try:
+            with transaction.atomic():
+                Episode.objects.bulk_create([e for e, _ in new_rows])
+        except IntegrityError as exc:  # a race the lock should make impossible
+            raise RuntimeError(f"episode chain of pair {locked.pk} would fork: {exc}") from exc
+        EpisodeIndex.objects.bulk_create([_index_row(e, vector) for e, vector in new_rows])
+        last = new_rows[-1][0]
+        latest = max(e.occurred_at for e, _ in new_rows)
+        Pair.objects.filter(pk=locked.pk).update(
+            head_seq=last.seq,
+            head_hash=last.hash,
+            last_episode_at=latest
+            if locked.last_episode_at is None
+            else max(latest, locked.last_episode_at),
+        )
+        new_ids = [e.pk for e, _ in new_rows]
+        transaction.on_commit(
+            lambda: episodes_appended.send(sender=Episode, episode_ids=new_ids, pair_id=locked.pk)
+        )
+    return result
 
 
 def episode_append_batch(
@@ -387,91 +571,16 @@ def episode_append_batch(
     """Append events to one chain in order, in one transaction: all or nothing.
 
     Events whose idempotency key is already in the chain are not appended again; their
-    existing episodes are returned in their place. `embed=False` skips the embedding
-    (bulk imports may re-embed later with `manage.py reembed`).
+    existing episodes are returned in their place (`was_appended` tells which is which).
+    `embed=False` skips the embedding (bulk imports may re-embed later with
+    `manage.py reembed`).
     """
     if not events:
         return []
-    limit = settings.TUTORBRAIN_MAX_BATCH_EVENTS
-    if len(events) > limit:
-        raise InvalidInput("events", f"a batch holds at most {limit} events")
-    many = len(events) > 1
-    for i, spec in enumerate(events):
-        event_validate(spec, field_prefix=f"events[{i}]." if many else "")
-    keys = [s.idempotency_key for s in events if s.idempotency_key]
-    if len(keys) != len(set(keys)):
-        raise InvalidInput("idempotency_key", "is repeated within the batch")
-
+    vectors = _events_prepare(events, embed=embed)
     now = now or timezone.now()
-    vectors = _embed_events(events) if embed else [None] * len(events)
-
     with transaction.atomic():
-        locked = _lock_pair(pair.pk)
-        existing = {}
-        if keys:
-            existing = {
-                e.idempotency_key: e
-                for e in Episode.objects.filter(pair=locked, idempotency_key__in=keys)
-            }
-        result: list[Episode | None] = []
-        new_rows: list[tuple[Episode, Any]] = []
-        seq, prev = locked.head_seq, locked.head_hash or GENESIS_HASH
-        for i, spec in enumerate(events):
-            if spec.idempotency_key and spec.idempotency_key in existing:
-                result.append(existing[spec.idempotency_key])
-                continue
-            p = f"events[{i}]." if many else ""
-            citations = (
-                _resolve_citations(spec, locked.subject, f"{p}citations") if spec.citations else []
-            )
-            if spec.recalled_ids:
-                _check_recalled(locked, spec.recalled_ids, f"{p}recalled_ids")
-            seq += 1
-            episode = Episode(
-                pair=locked,
-                seq=seq,
-                kind=spec.kind,
-                summary=spec.summary,
-                text=spec.text or "",
-                concepts=spec.concepts,
-                salience=salience_for(spec.kind, spec.verdict),
-                occurred_at=spec.occurred_at or now,
-                recorded_at=now,
-                topic=(spec.topic or "").strip(),
-                verdict=spec.verdict or "",
-                predicted_mastery=None
-                if spec.predicted_mastery is None
-                else float(spec.predicted_mastery),
-                evidence=_evidence_for(spec, citations),
-                idempotency_key=spec.idempotency_key or "",
-                prev_hash=prev,
-            )
-            episode.hash = episode_hash(fields_of(episode), prev)
-            prev = episode.hash
-            new_rows.append((episode, vectors[i]))
-            result.append(episode)
-        if new_rows:
-            try:
-                Episode.objects.bulk_create([e for e, _ in new_rows])
-            except IntegrityError as exc:  # a race the lock should make impossible
-                raise RuntimeError(f"episode chain of pair {locked.pk} would fork: {exc}") from exc
-            EpisodeIndex.objects.bulk_create([_index_row(e, vector) for e, vector in new_rows])
-            last = new_rows[-1][0]
-            latest = max(e.occurred_at for e, _ in new_rows)
-            Pair.objects.filter(pk=locked.pk).update(
-                head_seq=last.seq,
-                head_hash=last.hash,
-                last_episode_at=latest
-                if locked.last_episode_at is None
-                else max(latest, locked.last_episode_at),
-            )
-            new_ids = [e.pk for e, _ in new_rows]
-            transaction.on_commit(
-                lambda: episodes_appended.send(
-                    sender=Episode, episode_ids=new_ids, pair_id=locked.pk
-                )
-            )
-    return [e for e in result if e is not None]
+        return _append_locked(pair_id=pair.pk, events=events, vectors=vectors, now=now)
 
 
 def episode_append(
@@ -488,6 +597,40 @@ def episode_append(
     return episode_append_batch(pair=pair, events=[spec], now=now, embed=embed)[0]
 
 
+def episode_append_external(
+    *,
+    organization: Organization,
+    student_external_id: str,
+    subject_external_id: str,
+    events: Sequence[EventSpec],
+    student_timezone: str | None = None,
+    now: datetime | None = None,
+    embed: bool = True,
+) -> tuple[Pair, list[Episode]]:
+    """The API's append: student, subject and pair created on first use, then the batch.
+
+    Everything is validated first and written in one transaction, so a bad event leaves
+    no trace, not even a new student.
+    """
+    _validate_external_id("student", student_external_id)
+    _validate_external_id("subject", subject_external_id)
+    if student_timezone:
+        _validate_timezone(student_timezone)
+    vectors = _events_prepare(events, embed=embed)
+    now = now or timezone.now()
+    with transaction.atomic():
+        student = student_get_or_create(
+            organization=organization,
+            external_id=student_external_id,
+            timezone_name=student_timezone,
+        )
+        subject = subject_get_or_create(organization=organization, external_id=subject_external_id)
+        pair = pair_get_or_create(student=student, subject=subject)
+        episodes = _append_locked(pair_id=pair.pk, events=events, vectors=vectors, now=now)
+    pair.refresh_from_db(fields=["head_seq", "head_hash", "last_episode_at"])
+    return pair, episodes
+
+
 def _check_recalled(pair: Pair, ids: list[int], field_name: str) -> None:
     found = set(Episode.objects.filter(pair=pair, pk__in=ids).values_list("pk", flat=True))
     missing = [i for i in ids if i not in found]
@@ -502,9 +645,6 @@ def _embed_events(events: Sequence[EventSpec]) -> list[Any]:
 
 
 def _index_row(episode: Episode, vector: Any) -> EpisodeIndex:
-    from django.contrib.postgres.search import SearchVector
-    from django.db.models import Value
-
     assessment = str(episode.evidence.get("assessment", ""))
     document = indexing.search_document(
         episode.summary, f"{episode.text}\n{assessment}", episode.topic, episode.concepts
@@ -529,3 +669,105 @@ def advisory_lock_key(*parts: int) -> int:
 def advisory_xact_lock(*parts: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [advisory_lock_key(*parts)])
+
+
+# --------------------------------------------------------------------------------------
+# Answer stance (R-1.7)
+# --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def answer_stance_report(
+    *, episode: Episode, stance: str, now: datetime | None = None
+) -> AnswerStance:
+    """Record the grounding tracker's stance on an answer. Written once, never changed."""
+    stances = [s.value for s in AnswerStance.Stance]
+    _check(stance in stances, "stance", f"must be one of {', '.join(stances)}")
+    _check(
+        episode.kind == Episode.Kind.ANSWER,
+        "episode",
+        f"is a {episode.kind}: a stance is reported on an answer only",
+    )
+    existing = AnswerStance.objects.filter(episode_id=episode.pk).first()
+    if existing is not None:
+        raise InvalidInput(
+            "stance",
+            f"was already reported as {existing.stance!r} at "
+            f"{existing.reported_at.isoformat()}; a stance is written once",
+        )
+    try:
+        with transaction.atomic():
+            return AnswerStance.objects.create(
+                episode=episode, stance=stance, reported_at=now or timezone.now()
+            )
+    except IntegrityError as exc:  # a concurrent report won the race
+        raise InvalidInput("stance", "was already reported; a stance is written once") from exc
+
+
+# --------------------------------------------------------------------------------------
+# Verification: chains (R-1.6) and citations (R-6)
+# --------------------------------------------------------------------------------------
+
+
+def chain_verify(
+    *,
+    pair: Pair,
+    checkpoint_head: CheckpointHead | None = None,
+    checkpoint_created_at: datetime | None = None,
+    now: datetime | None = None,
+) -> ChainVerification:
+    """Recompute a pair's chain (streamed), optionally against a checkpoint, and record it.
+
+    The recomputation reads outside any transaction (it may take seconds on a long
+    chain); only the result row is written, in its own short transaction.
+    """
+    report = chain_report(pair=pair, checkpoint_head=checkpoint_head)
+    return _chain_verification_record(
+        pair=pair,
+        report=report,
+        checkpoint_created_at=checkpoint_created_at if checkpoint_head else None,
+        now=now or timezone.now(),
+    )
+
+
+@transaction.atomic
+def _chain_verification_record(
+    *, pair: Pair, report: ChainReport, checkpoint_created_at: datetime | None, now: datetime
+) -> ChainVerification:
+    return ChainVerification.objects.create(
+        pair=pair,
+        intact=report.intact,
+        length=report.length,
+        broken_seq=report.broken_seq,
+        failure=report.failure,
+        reason=report.reason[:500],
+        checkpoint_created_at=checkpoint_created_at,
+        checked_at=now,
+    )
+
+
+@transaction.atomic
+def checkpoint_create(*, now: datetime | None = None) -> ChainCheckpoint:
+    """Sign and store the head (seq + hash) of every non-empty chain.
+
+    Write the returned checkpoint's document (`memory.checkpoints.checkpoint_document`)
+    somewhere the database's owner cannot rewrite: that copy is what catches a
+    truncation or a whole-chain rewrite later.
+    """
+    now = now or timezone.now()
+    heads = checkpoint_heads()
+    return ChainCheckpoint.objects.create(
+        created_at=now, heads=heads, signature=checkpoint_sign(created_at=now, heads=heads)
+    )
+
+
+@transaction.atomic
+def citation_verify(*, episode: Episode, now: datetime | None = None) -> CitationCheck:
+    """Check an episode's cited files against the registry and store the result (R-6)."""
+    status = citation_status_for(episodes=[episode])[episode.pk]
+    return CitationCheck.objects.create(
+        episode=episode,
+        result=str(status),
+        details={"files": [change.as_dict() for change in status.changes]},
+        checked_at=now or timezone.now(),
+    )

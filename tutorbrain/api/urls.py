@@ -4,14 +4,24 @@ from __future__ import annotations
 
 from django.urls import path
 
+from tutorbrain.api.block import MemoryBlockView
 from tutorbrain.api.chain import ChainStatusView
+from tutorbrain.api.episodes import AnswerStanceView, EpisodeAppendView, PairEpisodesView
 from tutorbrain.api.health import HealthView
 
 app_name = "api"
 
 urlpatterns = [
     path("health/", HealthView.as_view(), name="health"),
+    path("memory-block/", MemoryBlockView.as_view(), name="memory-block"),
     path(
         "pairs/<str:student>/<str:subject>/chain/", ChainStatusView.as_view(), name="chain-status"
     ),
+    path("episodes/", EpisodeAppendView.as_view(), name="episode-append"),
+    path(
+        "pairs/<str:student>/<str:subject>/episodes/",
+        PairEpisodesView.as_view(),
+        name="pair-episodes",
+    ),
+    path("episodes/<int:episode_id>/stance/", AnswerStanceView.as_view(), name="answer-stance"),
 ]
