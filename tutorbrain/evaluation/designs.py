@@ -38,15 +38,6 @@ WEIGHT_RELEVANCE = 0.55
 WEIGHT_SALIENCE = 0.30
 WEIGHT_RECENCY = 0.15
 RECENCY_HALF_LIFE_DAYS = 75.0  # 200 days keep ~0.156 of recency, as in SPEC R-5.3
-KIND_LABELS = {
-    "question": "you were asked",
-    "answer": "you answered",
-    "check": "check",
-    "quiz": "quiz",
-    "taught": "taught",
-    "file": "file",
-    "consolidation": "day summary",
-}
 
 
 @dataclass(frozen=True)
@@ -59,16 +50,24 @@ class Asked:
     budget: int
 
 
-def episode_line(occurred_at: datetime, kind: str, summary: str) -> str:
-    from babel.dates import format_date
+def episode_line(episode, *, now: datetime) -> str:
+    """An episode line exactly as the memory block writes it."""
+    from zoneinfo import ZoneInfo
 
-    day = format_date(occurred_at.date(), "d MMM", locale="en")
-    return f"- {day} · {KIND_LABELS.get(kind, kind)}: {summary}"
+    from tutorbrain.block.format import EpisodeLine
+
+    return EpisodeLine(
+        id=episode.pk,
+        kind=episode.kind,
+        summary=episode.summary,
+        occurred_at=episode.occurred_at,
+        verdict=episode.verdict,
+    ).render(zone=ZoneInfo("UTC"), now=now)
 
 
-def _episodes_part(header: str, episodes: Sequence) -> str:
+def _episodes_part(header: str, episodes: Sequence, *, now: datetime) -> str:
     ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.seq))
-    return "\n".join([header, *(episode_line(e.occurred_at, e.kind, e.summary) for e in ordered)])
+    return "\n".join([header, *(episode_line(e, now=now) for e in ordered)])
 
 
 def _recalled(episodes: Sequence) -> tuple[Recalled, ...]:
@@ -123,7 +122,9 @@ def design_window(asked: Asked, passages: list[str]) -> Shown:
         ).order_by("-occurred_at", "-seq")[:WINDOW_TURNS]
     )
     return Shown(
-        text=_with_passages(_episodes_part(WINDOW_HEADER, last) if last else "", passages),
+        text=_with_passages(
+            _episodes_part(WINDOW_HEADER, last, now=asked.now) if last else "", passages
+        ),
         recalled=_recalled(last),
     )
 
@@ -175,13 +176,15 @@ def design_episodes(asked: Asked, passages: list[str]) -> Shown:
     ranked = sorted(candidates, key=lambda e: (-score(e), -e.pk))
     chosen, used = [], count_tokens(EPISODES_HEADER)
     for episode in ranked[: EPISODE_RESULTS * 3]:
-        cost = count_tokens(episode_line(episode.occurred_at, episode.kind, episode.summary))
+        cost = count_tokens(episode_line(episode, now=now))
         if used + cost > asked.budget or len(chosen) == EPISODE_RESULTS:
             break
         chosen.append(episode)
         used += cost
     return Shown(
-        text=_with_passages(_episodes_part(EPISODES_HEADER, chosen) if chosen else "", passages),
+        text=_with_passages(
+            _episodes_part(EPISODES_HEADER, chosen, now=now) if chosen else "", passages
+        ),
         recalled=_recalled(chosen),
     )
 

@@ -174,11 +174,12 @@ def history_plan(
 
     steps: list[PlannedStep] = []
     first_day = _at(rng, *active[0], 1)
-    for file_name, explained in file_specs:
+    # Files given by the caller exist already (read into the map before the history).
+    with_worksheet = files is None
+    for file_name, explained in file_specs if files is None else ():
         steps.append(
             PlannedStep(at=first_day, action="file", file_name=file_name, concepts=tuple(explained))
         )
-    with_worksheet = files is None
     if with_worksheet:
         steps.append(
             PlannedStep(

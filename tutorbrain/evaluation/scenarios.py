@@ -383,12 +383,10 @@ def scenario_legacy_assessment_dropped(organization, language: str) -> str:
 
 
 def _prompt_parts(result) -> list[str]:
-    parts = getattr(result, "prompt_parts", None)
-    if parts is None:
-        raise integration.PartMissing("BlockResult.prompt_parts (R-5.9 placement)")
-    if isinstance(parts, dict):
-        return [str(v) for v in parts.values() if v]
-    return [str(getattr(p, "text", p)) for p in parts if p]
+    placed = getattr(result, "placed", None)
+    if placed is None:
+        raise integration.PartMissing("BlockResult.placed (R-5.9 prompt placement)")
+    return [str(part["text"]) for part in placed["parts"] if part.get("text")]
 
 
 SCENARIOS: dict[str, Callable[..., str]] = {
