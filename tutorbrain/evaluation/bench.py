@@ -260,12 +260,17 @@ def questions_register(
         "designs": list(DESIGNS),
         "questions": questions,
     }
+    return questions, questions_file_write(payload=payload, path=path)
+
+
+def questions_file_write(*, payload: dict[str, Any], path: Path) -> str:
+    """Write the question file and, beside it, its sha256 (`<file>.sha256`)."""
     data = json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     digest = hashlib.sha256(data).hexdigest()
     hash_path(path).write_text(f"{digest}  {path.name}\n")
-    return questions, digest
+    return digest
 
 
 def hash_path(path: Path) -> Path:
