@@ -198,6 +198,11 @@ TUTORBRAIN_BLOCK_DEADLINE_SECONDS = env_float(
     "TUTORBRAIN_BLOCK_DEADLINE_SECONDS", 2.5, minimum=0.05
 )
 TUTORBRAIN_DEFAULT_TOKEN_BUDGET = env_int("TUTORBRAIN_DEFAULT_TOKEN_BUDGET", 900, minimum=1)
+# Worker threads that build blocks under the deadline (each keeps its own connection).
+TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
+# Test hook: make every block build this much slower (in the database), to exercise
+# the deadline. Always 0 in production.
+TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS = env_float("TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS", 0.0, minimum=0.0)
 
 # --- Limits on input ------------------------------------------------------------------
 TUTORBRAIN_MAX_TEXT_CHARS = env_int("TUTORBRAIN_MAX_TEXT_CHARS", 20_000, minimum=100)
@@ -220,6 +225,8 @@ TUTORBRAIN_NIGHTLY_PAIR_SOFT_TIME_LIMIT = env_int(
 TUTORBRAIN_NIGHTLY_FAN_OUT_SOFT_TIME_LIMIT = env_int(
     "TUTORBRAIN_NIGHTLY_FAN_OUT_SOFT_TIME_LIMIT", 1800, minimum=1
 )
+# Whether the nightly consolidation notes are embedded (off: re-embed later with reembed).
+TUTORBRAIN_NIGHTLY_EMBED = env_bool("TUTORBRAIN_NIGHTLY_EMBED", True)
 TUTORBRAIN_NIGHTLY_MAX_RETRIES = env_int("TUTORBRAIN_NIGHTLY_MAX_RETRIES", 5, minimum=0)
 TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX = env_int(
     "TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX", 600, minimum=1
