@@ -112,7 +112,10 @@ class _Reader:
             subject = _validate_external_id("subject", str(data["subject"]))
             timezone_name = data.get("student_timezone") or ""
             if timezone_name:
-                _validate_timezone(str(timezone_name))
+                try:
+                    _validate_timezone(str(timezone_name))
+                except InvalidInput as exc:
+                    raise InvalidInput("student_timezone", exc.message) from exc
             event = {k: v for k, v in data.items() if k not in LOCATION_FIELDS}
             spec = event_from_mapping(event)
         except InvalidInput as exc:

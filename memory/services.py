@@ -615,7 +615,10 @@ def episode_append_external(
     _validate_external_id("student", student_external_id)
     _validate_external_id("subject", subject_external_id)
     if student_timezone:
-        _validate_timezone(student_timezone)
+        try:
+            _validate_timezone(student_timezone)
+        except InvalidInput as exc:
+            raise InvalidInput("student_timezone", exc.message) from exc
     vectors = _events_prepare(events, embed=embed)
     now = now or timezone.now()
     with transaction.atomic():
