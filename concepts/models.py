@@ -40,6 +40,9 @@ class Concept(models.Model):
     # Keys of the other names this concept was merged from ("mitocondria", "osmose"):
     # exact-name routing (teaching, topics) matches them as it matches `key`.
     aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    # The language of the file the name (and summary) came from: a name from a file in
+    # the subject's own language wins over one from a chapter in another language.
+    name_language = models.CharField(max_length=8, blank=True)
     summary = models.CharField(max_length=500, blank=True)
     definition = models.TextField(blank=True)
     layer = models.CharField(max_length=10, choices=Layer.choices, default=Layer.FILE)

@@ -126,3 +126,49 @@ def find_keys_in(text: str, keys: dict[str, object]) -> list[tuple[str, object]]
         if hit:
             found.append((key, keys[key]))
     return found
+
+
+def vector_text(name: str) -> str:
+    """What a concept name's vector is computed from: case-folded, accents kept.
+
+    Case changes the multilingual USE vector ("Diffusion"/"Difusión" 0.77, lower-cased
+    0.85); the merge thresholds are calibrated on this same form.
+    """
+    return " ".join((name or "").split()).casefold()
+
+
+def display_name(name: str) -> str:
+    """ "cell membrane" is shown as "Cell membrane"; "mRNA" and "ATP" stay as written."""
+    name = " ".join((name or "").split())
+    if name[:1].islower() and not any(c.isupper() for c in name[1:]):
+        return name[:1].upper() + name[1:]
+    return name
+
+
+# A text is in a language when at least this share of its words are that language's
+# stop words (ordinary prose has 30-50 %).
+LANGUAGE_MIN_STOP_SHARE = 0.12
+
+
+@cache
+def _stop_words_of(code: str) -> frozenset[str]:
+    from stop_words import get_stop_words
+
+    out: set[str] = set()
+    for word in get_stop_words(code):
+        out.update(tokens(word))
+    return frozenset(out)
+
+
+def text_language(text: str) -> str | None:
+    """The student language whose stop words cover most of the text, or None."""
+    words = tokens(text)[:5000]
+    if not words:
+        return None
+    best: tuple[float, str] | None = None
+    for code in language.languages():
+        stops = _stop_words_of(code)
+        share = sum(1 for w in words if w in stops) / len(words)
+        if best is None or share > best[0]:
+            best = (share, code)
+    return best[1] if best and best[0] >= LANGUAGE_MIN_STOP_SHARE else None

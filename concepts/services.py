@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+import numpy as np
+from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
-from concepts import graph
+from concepts import graph, merge, reading
+from concepts.extractors import (
+    MAX_CONCEPTS_PER_FILE,
+    ExtractedConcept,
+    Extraction,
+    ExtractionFailed,
+    extractor_get,
+)
 from concepts.models import (
     READINESS_CONFIRMED,
     READINESS_EXPLAINED,
@@ -23,11 +34,21 @@ from concepts.models import (
     READINESS_TAUGHT,
     Concept,
     ConceptSource,
+    FileReading,
     Prerequisite,
     SubjectMap,
 )
-from concepts.naming import concept_key
-from memory.models import Subject
+from concepts.naming import (
+    concept_key,
+    display_name,
+    find_keys_in,
+    text_language,
+    vector_text,
+)
+from concepts.validator import name_check
+from memory.errors import InvalidInput
+from memory.models import Episode, Pair, Subject, SubjectFile
+from memory.services import episode_append, subject_file_register, subject_file_remove
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +110,7 @@ def _resolve_assumptions(subject: Subject, concepts: list[Concept]) -> list[Conc
         if target is None and len(assumed_by) >= 2:
             target = Concept.objects.create(
                 subject=subject,
-                name=assumed_by[0][1][:200],
+                name=display_name(assumed_by[0][1])[:200],
                 key=key,
                 layer=Concept.Layer.ASSUMED,
                 readiness=READINESS_NAMED,
@@ -175,7 +196,7 @@ def concept_name_vectors(names: list[str]):
     """Vectors of concept names with the process's embedder (never inside a transaction)."""
     from memory import indexing
 
-    return indexing.embed(names), indexing.embed_model_name()
+    return indexing.embed([vector_text(n) for n in names]), indexing.embed_model_name()
 
 
 def concepts_embed(*, subject: Subject) -> int:
@@ -192,3 +213,359 @@ def concepts_embed(*, subject: Subject) -> int:
                 embedding=vector, embedding_model=model_name
             )
     return len(missing)
+
+
+# --------------------------------------------------------------------------------------
+# File intake (R-2.1): register, log, queue the reading
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileUpload:
+    file: SubjectFile
+    reading: FileReading
+    replaced: SubjectFile | None
+    episode: Episode | None
+    created: bool  # False when the very same bytes were already the current version
+
+
+def _validated_upload(*, name: str, content: bytes, content_type: str) -> tuple[str, int, str]:
+    """(kind, page count, content type) or InvalidInput naming the field."""
+    name = (name or "").strip()
+    if not name:
+        raise InvalidInput("name", "must not be empty")
+    kind = reading.file_kind(name, content_type)
+    if kind is None:
+        raise InvalidInput(
+            "file", f"unsupported file type {name!r}: send one of {reading.SUPPORTED}"
+        )
+    if not content:
+        raise InvalidInput("file", "is empty")
+    limit = settings.TUTORBRAIN_MAX_FILE_BYTES
+    if len(content) > limit:
+        raise InvalidInput("file", f"is {len(content)} bytes; the limit is {limit} bytes")
+    try:
+        page_count = reading.pdf_page_count(content) if kind == reading.KIND_PDF else 1
+    except reading.UnreadableFile as exc:
+        raise InvalidInput("file", str(exc)) from exc
+    return kind, page_count, reading.CONTENT_TYPE_OF[kind]
+
+
+def file_upload(
+    *,
+    pair: Pair,
+    name: str,
+    content: bytes,
+    content_type: str = "",
+    now: datetime | None = None,
+    queue: bool = True,
+) -> FileUpload:
+    """Register a student's file for the pair's subject, log a `file` episode, queue reading.
+
+    Bad input (no name, unsupported type, empty, over TUTORBRAIN_MAX_FILE_BYTES, a PDF
+    that cannot be opened) raises InvalidInput before anything is written. A new
+    version under the same name replaces the old one (memory's registry records it).
+    Registration, reading state and episode are one transaction; the reading is queued
+    after it commits (`queue=False`: the caller reads it with `file_read`, as the sample
+    loader does). The `file` episode is appended without an embedding (no vector
+    is computed inside a transaction); `manage.py reembed` fills it in.
+    """
+    _, page_count, content_type = _validated_upload(
+        name=name, content=content, content_type=content_type
+    )
+    now = now or timezone.now()
+    with transaction.atomic():
+        previous = SubjectFile.objects.filter(
+            subject=pair.subject,
+            name=name.strip(),
+            replaced_at__isnull=True,
+            removed_at__isnull=True,
+        ).first()
+        registered = subject_file_register(
+            subject=pair.subject,
+            name=name.strip(),
+            content=content,
+            content_type=content_type,
+            page_count=page_count,
+            uploaded_by=pair.student,
+            now=now,
+        )
+        existing = FileReading.objects.filter(file=registered).first()
+        if existing is not None:
+            return FileUpload(registered, existing, None, None, created=False)
+        file_reading = FileReading.objects.create(
+            file=registered, state=FileReading.State.QUEUED, queued_at=now
+        )
+        replaced = previous if previous is not None and previous.pk != registered.pk else None
+        pages = "page" if page_count == 1 else "pages"
+        summary = f"Uploaded {registered.name} ({page_count} {pages})"
+        if replaced is not None:
+            summary = f"Uploaded a new version of {registered.name} ({page_count} {pages})"
+        episode = episode_append(
+            pair=pair,
+            kind="file",
+            summary=summary[:300],
+            now=now,
+            embed=False,
+            extra={
+                "file_id": registered.pk,
+                "name": registered.name,
+                "fingerprint": registered.fingerprint,
+                "page_count": page_count,
+                "replaces_file_id": replaced.pk if replaced is not None else None,
+            },
+        )
+        if queue:
+            _queue_reading(registered.pk)
+    return FileUpload(registered, file_reading, replaced, episode, created=True)
+
+
+def _queue_reading(file_id: int) -> None:
+    from concepts.tasks import file_read_task
+
+    transaction.on_commit(lambda: file_read_task.delay(file_id))
+
+
+@transaction.atomic
+def file_reading_requeue(*, file_reading: FileReading, now: datetime | None = None) -> FileReading:
+    """Read a failed file again (after the extractor endpoint is back, say)."""
+    locked = FileReading.objects.select_for_update().get(pk=file_reading.pk)
+    if locked.state != FileReading.State.FAILED:
+        raise InvalidInput("file", f"is {locked.state}; only a failed reading is retried")
+    locked.state = FileReading.State.QUEUED
+    locked.reason = ""
+    locked.queued_at = now or timezone.now()
+    locked.started_at = locked.finished_at = None
+    locked.save()
+    _queue_reading(locked.pk)
+    return locked
+
+
+def file_remove(*, subject_file: SubjectFile, now: datetime | None = None) -> SubjectFile:
+    """Record the removal of a file and recompute the map (its pages explain nothing now)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        removed = subject_file_remove(subject_file=subject_file, now=now)
+        _recompute_locked(_lock_map(removed.subject), now)
+    return removed
+
+
+# --------------------------------------------------------------------------------------
+# Reading a file into the map (R-2.1 .. R-2.4)
+# --------------------------------------------------------------------------------------
+
+
+# A reading still "reading" after this long was lost with its worker: claim it again.
+STALE_READING_SECONDS = 900
+
+
+def _claim(file_id: int, now: datetime) -> bool:
+    stale = now - timedelta(seconds=STALE_READING_SECONDS)
+    claimable = Q(state=FileReading.State.QUEUED) | Q(
+        state=FileReading.State.READING, started_at__lt=stale
+    )
+    return bool(
+        FileReading.objects.filter(claimable, pk=file_id).update(
+            state=FileReading.State.READING, started_at=now, reason=""
+        )
+    )
+
+
+def _fail(file_id: int, reason: str, extractor: str = "") -> None:
+    FileReading.objects.filter(pk=file_id).update(
+        state=FileReading.State.FAILED,
+        reason=reason[:2000],
+        extractor=extractor,
+        finished_at=timezone.now(),
+    )
+
+
+def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> FileReading:
+    """Read one queued file into its subject's map; on any failure the map is unchanged.
+
+    Claimed by a conditional update (queued -> reading), so a duplicate task does
+    nothing. Parsing, extraction and embeddings run outside the transaction; the merge
+    into the map and the recomputation are one transaction.
+    """
+    now = now or timezone.now()
+    if not _claim(subject_file.pk, now):
+        return FileReading.objects.get(pk=subject_file.pk)
+    extractor = extractor_get()
+    try:
+        parsed = reading.parse(
+            bytes(subject_file.content),
+            reading.file_kind(subject_file.name, subject_file.content_type) or "",
+        )
+        extraction = extractor.extract(
+            pages=parsed.pages, language=subject_file.subject.language, file_name=subject_file.name
+        )
+        accepted, rejected = _validate(extraction)
+        vectors, model_name = (
+            concept_name_vectors([c.name for c in accepted]) if accepted else ([], "")
+        )
+        file_language = text_language("\n".join(parsed.pages)) or subject_file.subject.language
+        with transaction.atomic():
+            subject_map = _lock_map(subject_file.subject)
+            _merge_into_map(subject_file, accepted, vectors, model_name, file_language)
+            _recompute_locked(subject_map, now)
+            FileReading.objects.filter(pk=subject_file.pk).update(
+                state=FileReading.State.DONE,
+                extractor=extraction.extractor,
+                concepts_found=len(accepted),
+                rejected_names=[r[:300] for r in rejected][:200],
+                finished_at=timezone.now(),
+            )
+    except (reading.UnreadableFile, ExtractionFailed) as exc:
+        _fail(subject_file.pk, str(exc), getattr(extractor, "name", ""))
+    except Exception as exc:
+        logger.exception("reading file %s failed", subject_file.pk)
+        _fail(subject_file.pk, f"unexpected error: {type(exc).__name__}: {exc}", extractor.name)
+    return FileReading.objects.get(pk=subject_file.pk)
+
+
+def _validate(extraction: Extraction) -> tuple[list[ExtractedConcept], list[str]]:
+    """Apply the validator to whatever the extractor proposed (the LLM's names too)."""
+    accepted: list[ExtractedConcept] = []
+    rejected = list(extraction.rejected)
+    seen: set[str] = set()
+    for concept in extraction.concepts[:MAX_CONCEPTS_PER_FILE]:
+        verdict = name_check(concept.name)
+        key = concept_key(concept.name)
+        if not verdict.ok:
+            rejected.append(concept.name)
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        accepted.append(concept)
+    return accepted, rejected
+
+
+def _add_edges_from(concept: Concept, prerequisites, subject: Subject) -> None:
+    for target in prerequisites:
+        if target.pk == concept.pk:
+            continue
+        edge, created = Prerequisite.objects.get_or_create(
+            subject=subject, concept=concept, prerequisite=target
+        )
+        if not created:
+            Prerequisite.objects.filter(pk=edge.pk).update(weight=F("weight") + 1)
+
+
+def _merge_into_map(
+    subject_file: SubjectFile,
+    extracted: list[ExtractedConcept],
+    vectors,
+    model_name: str,
+    file_language: str,
+) -> None:
+    """Merge a file's concepts into the map: nodes, provenance, edges, assumptions."""
+    subject = subject_file.subject
+    own_language = file_language == subject.language
+    thresholds = merge.thresholds_for(model_name) if model_name else None
+    existing = list(Concept.objects.filter(subject=subject).order_by("pk"))
+    existing_ids = {c.pk for c in existing}
+    by_id = {c.pk: c for c in existing}
+    candidates: list[tuple[int, str, object]] = []
+    for concept in existing:
+        vector = None if concept.embedding is None else np.asarray(concept.embedding)
+        candidates.append((concept.pk, concept.key, vector))
+        for alias in concept.aliases:
+            candidates.append((concept.pk, alias, None))
+    # name key in this file -> concept
+    resolved: dict[str, Concept] = {}
+    page_limit = max(subject_file.page_count, 1)
+    for index, item in enumerate(extracted):
+        key = concept_key(item.name)
+        vector = vectors[index] if len(vectors) else None
+        match_id = merge.best_match(
+            key=key, vector=vector, candidates=candidates, thresholds=thresholds
+        )
+        if match_id is None:
+            concept = Concept.objects.create(
+                subject=subject,
+                name=item.name[:200],
+                key=key,
+                name_language=file_language[:8],
+                summary=item.summary[:500],
+                definition=item.definition,
+                layer=Concept.Layer.FILE,
+                embedding=vector,
+                embedding_model=model_name if vector is not None else "",
+            )
+            by_id[concept.pk] = concept
+            candidates.append((concept.pk, key, vector))
+        else:
+            concept = by_id[match_id]
+            fields = []
+            if key != concept.key and key not in concept.aliases:
+                concept.aliases = [*concept.aliases, key]
+                candidates.append((concept.pk, key, None))
+                fields.append("aliases")
+            if concept.layer == Concept.Layer.ASSUMED:
+                concept.layer = Concept.Layer.FILE
+                fields.append("layer")
+            if own_language and concept.name_language != subject.language:
+                # "Mitocondria" from the Spanish chapter came first; the English notes
+                # of an English subject name it "Mitochondria". The old key stays an alias.
+                aliases = [a for a in concept.aliases if a != key]
+                if concept.key != key:
+                    aliases.append(concept.key)
+                concept.name, concept.key, concept.aliases = item.name[:200], key, aliases
+                concept.name_language = subject.language
+                fields += ["name", "key", "aliases", "name_language"]
+                if item.summary:
+                    concept.summary, concept.definition = item.summary[:500], item.definition
+                    fields += ["summary", "definition"]
+            elif not concept.summary and item.summary:
+                concept.summary, concept.definition = item.summary[:500], item.definition
+                fields += ["summary", "definition"]
+            if fields:
+                concept.save(update_fields=[*dict.fromkeys(fields), "updated_at"])
+        resolved[key] = concept
+        pages = sorted({p for p in item.pages if 1 <= p <= page_limit}) or [1]
+        source, created = ConceptSource.objects.get_or_create(
+            concept=concept,
+            file=subject_file,
+            defaults={"pages": pages, "name_in_file": item.name[:200]},
+        )
+        if not created:
+            source.pages = sorted(set(source.pages) | set(pages))
+            source.save(update_fields=["pages"])
+
+    known = {key: c for key, c in resolved.items()}
+    for concept in by_id.values():
+        known.setdefault(concept.key, concept)
+        for alias in concept.aliases:
+            known.setdefault(alias, concept)
+    for item in extracted:
+        concept = resolved[concept_key(item.name)]
+        prerequisites: dict[int, Concept] = {}
+        for name in item.builds_on:
+            target = known.get(concept_key(name))
+            if target is not None:
+                prerequisites[target.pk] = target
+        # Concepts of the whole map (other files too) named in the definition.
+        for _, target in find_keys_in(item.definition, known):
+            prerequisites[target.pk] = target
+        _add_edges_from(concept, prerequisites.values(), subject)
+        assumed = [
+            name
+            for name in item.assumes
+            if concept_key(name)
+            and concept_key(name) not in known
+            and all(concept_key(name) != concept_key(a) for a in concept.assumes)
+        ]
+        if assumed:
+            concept.assumes = [*concept.assumes, *(a[:200] for a in assumed)]
+            concept.save(update_fields=["assumes", "updated_at"])
+    # Concepts explained earlier by other files may name what this file introduced
+    # ("active transport ... energy from ATP" read before the file defining ATP).
+    new_keys = {c.key: c for c in resolved.values() if c.pk not in existing_ids}
+    if new_keys:
+        this_file = {c.pk for c in resolved.values()}
+        for concept in by_id.values():
+            if concept.pk in this_file or not concept.definition:
+                continue
+            named = [target for _, target in find_keys_in(concept.definition, new_keys)]
+            _add_edges_from(concept, named, subject)

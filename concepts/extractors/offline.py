@@ -32,7 +32,7 @@ from concepts.extractors.base import (
     ExtractedConcept,
     Extraction,
 )
-from concepts.naming import concept_key, find_keys_in, tokens
+from concepts.naming import concept_key, display_name, find_keys_in, tokens
 from concepts.validator import name_check, strip_heading_number
 from tutorbrain import language
 
@@ -56,6 +56,7 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
 _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
 _DASH = re.compile(r"^(?P<term>[^—–.!?]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟])\s+")
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 
@@ -121,7 +122,11 @@ def _lines(pages: list[str]) -> list[_Line]:
 
 
 def _looks_like_plain_heading(line: str, raw: list[str], i: int) -> bool:
-    """A short, unpunctuated, capitalised line alone between blank lines (PDF text)."""
+    """A short, unpunctuated, capitalised line that starts a block (headings in PDF text).
+
+    PDF text comes without blank lines, so "starts a block" means: first on the page,
+    after a blank line, or after a line that ends a sentence.
+    """
     if not line or _BULLET.match(line) or line[-1] in ".,;:!?؟)" or "**" in line:
         return False
     if len(line.split()) > PLAIN_HEADING_MAX_WORDS:
@@ -131,7 +136,9 @@ def _looks_like_plain_heading(line: str, raw: list[str], i: int) -> bool:
         return False
     before = raw[i - 1].strip() if i > 0 else ""
     after = raw[i + 1].strip() if i + 1 < len(raw) else ""
-    return before == "" and bool(after) and not _UNDERLINE.match(after)
+    if not after or _UNDERLINE.match(after):
+        return False
+    return before == "" or before[-1] in ".!?؟:)" or _looks_like_plain_heading(before, raw, i - 1)
 
 
 def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
@@ -155,7 +162,7 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
         if not line.text:
             flush()
             continue
-        if _BULLET.match(line.text) or _GLOSSARY.match(_BULLET.sub("", line.text)):
+        if _BULLET.match(line.text) or (not current and _is_glossary_line(line.text)):
             flush()
             current = [_Line(line.page, _BULLET.sub("", line.text))]
             flush()
@@ -163,6 +170,11 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
         current.append(line)
     flush()
     return blocks
+
+
+def _is_glossary_line(text: str) -> bool:
+    match = _GLOSSARY.match(text) or _DASH.match(text)
+    return bool(match) and len(_plain(match.group("term")).split()) <= TERM_MAX_WORDS + 1
 
 
 def _term_before_copula(sentence: str) -> tuple[str, str] | None:
@@ -209,7 +221,8 @@ class OfflineExtractor:
         order: list[str] = []
 
         def offer(name: str, strength: int, definition: str, page: int, block_text: str) -> None:
-            name = _plain(name).strip(" :;,.-–—")
+            # "ATP (adenosine triphosphate)" is named "ATP".
+            name = _PARENTHESIS.sub("", _plain(name)).strip(" :;,.-–—")
             verdict = name_check(name)
             if not verdict.ok:
                 if name and name not in rejected:
@@ -231,13 +244,20 @@ class OfflineExtractor:
 
         blocks = _paragraphs(lines)
         for index, (block, heading) in enumerate(blocks):
+            if block and heading is not None and _is_furniture_section(heading.text):
+                # "Common mistakes", "Exercises", "Resumen": their lines define nothing
+                # ("Saying that osmosis moves salt: it moves water" is no glossary line).
+                continue
             if not block and heading is not None:
                 title = strip_heading_number(_plain(heading.text))
                 following = blocks[index + 1][0] if index + 1 < len(blocks) else []
                 body = " ".join(line.text for line in following)
                 sentences = _SENTENCE_SPLIT.split(_plain(body))[:HEADING_DEFINITION_SENTENCES]
                 definition = " ".join(s for s in sentences if s)
-                if definition:
+                # A section explains its heading's concept only if it names it; a title
+                # like "Energy in the cell" over "Course notes, part 2" is no concept.
+                named = find_keys_in(definition, {concept_key(title): True})
+                if definition and named:
                     offer(title, HEADED, definition, heading.page, body)
                 else:
                     verdict = name_check(title)
@@ -247,19 +267,19 @@ class OfflineExtractor:
             text = " ".join(line.text for line in block)
             page = block[0].page
             glossary = _GLOSSARY.match(text) or _DASH.match(text)
-            if glossary and len(_plain(glossary.group("term")).split()) <= TERM_MAX_WORDS + 1:
+            if glossary and _is_glossary_line(text):
                 term = _plain(glossary.group("term"))
                 offer(term, DEFINED, f"{term}: {_plain(glossary.group('text'))}", page, text)
             for sentence in _SENTENCE_SPLIT.split(text):
                 found = _term_before_copula(sentence)
                 if found:
-                    offer(found[0], DEFINED, _plain(found[1]), page, sentence)
+                    offer(found[0], DEFINED, _plain(found[1]), page, text)
                 for match in _BOLD.finditer(sentence):
                     term = match.group(1) or match.group(2)
                     offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
         keys = order[:MAX_CONCEPTS_PER_FILE]
-        names = {key: candidates[key].name for key in keys}
+        names = {key: display_name(candidates[key].name) for key in keys}
         concepts: list[ExtractedConcept] = []
         for key in keys:
             candidate = candidates[key]
@@ -276,7 +296,7 @@ class OfflineExtractor:
                     assumes.append(term)
             concepts.append(
                 ExtractedConcept(
-                    name=candidate.name,
+                    name=display_name(candidate.name),
                     summary=_first_sentence(definition),
                     definition=definition,
                     builds_on=list(dict.fromkeys(builds_on)),
@@ -285,6 +305,22 @@ class OfflineExtractor:
                 )
             )
         return Extraction(extractor=self.name, concepts=concepts, rejected=rejected)
+
+
+def _is_furniture_section(heading: str) -> bool:
+    title = strip_heading_number(_plain(heading))
+    if " ".join(tokens(title)) in _glossary_headings():
+        return False
+    return not name_check(title).ok and name_check(title).reason == "section furniture"
+
+
+@cache
+def _glossary_headings() -> frozenset[str]:
+    out: set[str] = set()
+    for code in language.languages():
+        for phrase in language.data(code).get("glossary_headings", []):
+            out.add(" ".join(tokens(phrase)))
+    return frozenset(out)
 
 
 def _first_sentence(text: str) -> str:

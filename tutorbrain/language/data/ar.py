@@ -228,5 +228,14 @@ DATA = {
         "تسعة",
         "عشرة",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
+    "glossary_headings": ["مسرد", "المصطلحات الرئيسية", "المصطلحات", "مفردات", "تعريفات"],
     "extra_stop_words": ["مرحبا", "شكرا"],
+    "nothing_recorded_cues": [
+        "لا توجد محاولات",
+        "لا محاولات",
+        "لا يوجد سجل",
+        "لا توجد بيانات",
+        "لا توجد نتائج",
+    ],
 }

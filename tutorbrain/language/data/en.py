@@ -287,7 +287,28 @@ DATA = {
         "ix",
         "x",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
+    "glossary_headings": ["glossary", "key terms", "vocabulary", "definitions", "key words"],
     "extra_stop_words": ["please", "thanks", "thank", "hi", "hello", "ok", "okay"],
+    # A legacy assessment line that only says nothing is recorded.
+    "nothing_recorded_cues": [
+        "no quiz attempts",
+        "no attempts",
+        "nothing recorded",
+        "not recorded",
+        "none recorded",
+        "no record",
+        "no records",
+        "no data",
+        "no quizzes",
+        "no checks",
+        "no results",
+        "no assessments",
+        "never attempted",
+        "has not attempted",
+        "not attempted yet",
+        "none yet",
+    ],
     # Month names that are also ordinary words ("may I ask", "march on"): read as a
     # month only after a context word ("in May", "since March") or before a number.
     "ambiguous_month_words": ["may", "march"],

@@ -257,5 +257,23 @@ DATA = {
         "noveno",
         "décimo",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
+    "glossary_headings": [
+        "glosario",
+        "términos clave",
+        "vocabulario",
+        "definiciones",
+        "palabras clave",
+    ],
     "extra_stop_words": ["hola", "gracias", "favor", "vale"],
+    "nothing_recorded_cues": [
+        "sin intentos",
+        "ningún intento",
+        "no hay intentos",
+        "nada registrado",
+        "sin registros",
+        "sin datos",
+        "no hay datos",
+        "sin resultados",
+    ],
 }

@@ -245,5 +245,21 @@ DATA = {
         "neuvième",
         "dixième",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
+    "glossary_headings": [
+        "glossaire",
+        "mots clés",
+        "mots-clés",
+        "vocabulaire",
+        "définitions",
+        "lexique",
+    ],
     "extra_stop_words": ["bonjour", "salut", "merci"],
+    "nothing_recorded_cues": [
+        "aucune tentative",
+        "rien d'enregistré",
+        "aucun enregistrement",
+        "aucune donnée",
+        "aucun résultat",
+    ],
 }

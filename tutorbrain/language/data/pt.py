@@ -239,5 +239,15 @@ DATA = {
         "nono",
         "décimo",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
+    "glossary_headings": ["glossário", "termos-chave", "termos chave", "vocabulário", "definições"],
     "extra_stop_words": ["olá", "ola", "obrigado", "obrigada", "favor"],
+    "nothing_recorded_cues": [
+        "nenhuma tentativa",
+        "sem tentativas",
+        "nada registrado",
+        "sem registros",
+        "sem dados",
+        "sem resultados",
+    ],
 }
