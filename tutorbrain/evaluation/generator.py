@@ -432,7 +432,6 @@ def history_load(
         episode_append_batch,
         pair_get_or_create,
         student_get_or_create,
-        subject_file_remove,
         subject_get_or_create,
     )
     from tutorbrain.evaluation import integration
@@ -461,7 +460,7 @@ def history_load(
                 replaced_at__isnull=True,
                 removed_at__isnull=True,
             )
-            subject_file_remove(subject_file=current, now=step.at)
+            integration.file_remove(subject_file=current, now=step.at)
         else:
             specs = [
                 EventSpec(

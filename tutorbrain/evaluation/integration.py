@@ -20,26 +20,26 @@ class PartMissing(RuntimeError):
 def file_intake(*, pair, name: str, content: bytes, now: datetime):
     """A file arrives for the pair's subject: registered, a `file` episode, read into the map.
 
-    Calls the concept map's intake service (the same path as POST /api/v1/files/) and then
-    reads the file synchronously, so the map is ready before the next events are logged.
+    The concept map's own upload service (the path of POST /api/v1/files/), then its
+    reading service synchronously, so the map is ready before the next events are logged.
+    Returns the registered SubjectFile.
     """
-    try:
-        from concepts import services as concept_services
-    except ImportError as exc:  # pragma: no cover - the app is always installed
-        raise PartMissing("concepts.services") from exc
-    intake = getattr(concept_services, "file_intake", None)
-    if intake is None:
-        raise PartMissing("concepts.services.file_intake (the concept map's file intake)")
-    result = intake(
-        subject=pair.subject,
-        name=name,
-        content=content,
-        content_type="text/markdown",
-        uploaded_by=pair.student,
-        now=now,
-        read_now=True,
-    )
-    return getattr(result, "file", result)
+    from concepts.models import FileReading
+    from concepts.services import file_read, file_upload
+
+    upload = file_upload(pair=pair, name=name, content=content, now=now, queue=False)
+    if upload.reading.state == FileReading.State.QUEUED:
+        reading = file_read(subject_file=upload.file, now=now)
+        if reading.state == FileReading.State.FAILED:
+            raise RuntimeError(f"reading {name} failed: {reading.reason}")
+    return upload.file
+
+
+def file_remove(*, subject_file, now: datetime):
+    """A file is removed (recorded, not deleted); the map is recomputed without it."""
+    from concepts.services import file_remove as concepts_file_remove
+
+    return concepts_file_remove(subject_file=subject_file, now=now)
 
 
 def block_build(

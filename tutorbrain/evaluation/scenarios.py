@@ -328,7 +328,7 @@ def scenario_teaching(organization, language: str) -> str:
 def scenario_stale_citation(organization, language: str) -> str:
     """R-6: a recalled answer whose cited file was replaced (or removed) carries the label."""
     from memory.models import SubjectFile
-    from memory.services import citation_verify, subject_file_remove
+    from memory.services import citation_verify
 
     stage = Stage(organization, language, "stale")
     stage.files_read(_at(3, 1))
@@ -343,7 +343,7 @@ def scenario_stale_citation(organization, language: str) -> str:
         replaced_at__isnull=True,
         removed_at__isnull=True,
     )
-    subject_file_remove(subject_file=current, now=_at(5, 2))
+    integration.file_remove(subject_file=current, now=_at(5, 2))
     from memory.models import Episode
 
     for answer_id in (replaced[1], removed[1]):

@@ -100,7 +100,9 @@ class Command(BaseCommand):
 
         self.title(3, f"sample subject '{DEMO_SUBJECT}': files read into the concept map")
         if "load_sample_subject" in get_commands():
-            call_command("load_sample_subject", organization=DEMO_ORG_SLUG, subject=DEMO_SUBJECT)
+            call_command(
+                "load_sample_subject", org=DEMO_ORG_SLUG, subject=DEMO_SUBJECT, stdout=self.stdout
+            )
         else:
             self.load_sample_files(organization)
         subject = Subject.objects.filter(
