@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
@@ -218,7 +219,7 @@ STEPS_OUTSIDE_TRANSACTION = {STEP_CONSOLIDATE}
 
 
 def pair_cycle_run(
-    *, pair_id: int, day: dt.date, token: str = "", embed: bool = True
+    *, pair_id: int, day: dt.date, token: str = "", embed: bool | None = None
 ) -> RunOutcome:
     """Run (or finish) one pair's cycle for one day. Idempotent; safe on many workers.
 
@@ -227,6 +228,7 @@ def pair_cycle_run(
     broken step does not cost the pair its consolidation or its decay.
     """
     token = token or f"manual:{uuid.uuid4().hex[:12]}"
+    embed = settings.TUTORBRAIN_NIGHTLY_EMBED if embed is None else embed
     pair = Pair.objects.select_related("student", "subject").get(pk=pair_id)
     run = run_ensure(pair_id=pair_id, day=day)
     if run.status == NightlyRun.Status.DONE:
@@ -323,7 +325,7 @@ def night_run(
     day: dt.date,
     enqueue: Callable[[int, dt.date], None] | None = None,
     pair_ids: list[int] | None = None,
-    embed: bool = True,
+    embed: bool | None = None,
 ) -> FanOut:
     """The whole night: the all-pairs calibration snapshot and one cycle per pair.
 
