@@ -27,12 +27,21 @@ from memory.services import advisory_lock_key
 
 logger = logging.getLogger(__name__)
 
+# A selection larger than this is re-derived by Celery tasks, this many pairs per task;
+# smaller ones run at once (the admin's request waits for them).
+REDERIVE_INLINE_MAX_PAIRS = 20
+REDERIVE_PAIRS_PER_TASK = 25
+
 # First part of the advisory-lock key of a pair's beliefs (other apps use other numbers).
 BELIEF_LOCK_NAMESPACE = 0xBE11EF
 
 
 class RederivationRefused(Exception):
     """A re-derivation that cannot run now or here. Nothing was retired."""
+
+
+class RederivationBusy(RederivationRefused):
+    """Another belief write of the same pair holds its lock: try again later."""
 
 
 # --------------------------------------------------------------------------------------
@@ -352,7 +361,7 @@ def beliefs_rederive(
     if not Pair.objects.filter(pk=pair.pk).exists():
         raise RederivationRefused(f"no student-subject with id {pair.pk}: nothing retired")
     if not _try_pair_lock(pair.pk):
-        raise RederivationRefused(
+        raise RederivationBusy(
             f"the beliefs of {pair} are being re-derived or updated by another process "
             "right now; nothing was retired, try again in a moment"
         )
@@ -449,6 +458,8 @@ class RederivationBatch:
     done: list[RederivationResult] = field(default_factory=list)
     # (pair id, readable reason) of each pair that was refused; nothing retired there.
     refused: list[tuple[int, str]] = field(default_factory=list)
+    # The refused pairs that were only busy (worth retrying).
+    busy: list[int] = field(default_factory=list)
 
 
 def beliefs_rederive_many(
@@ -479,4 +490,26 @@ def beliefs_rederive_many(
             )
         except RederivationRefused as exc:
             batch.refused.append((pair_id, str(exc)))
+            if isinstance(exc, RederivationBusy):
+                batch.busy.append(pair_id)
     return batch
+
+
+def beliefs_rederive_schedule(*, pair_ids: Sequence[int], requested_by=None) -> int:
+    """Queue re-derivation of many pairs as Celery tasks (after the current commit).
+
+    Returns the number of tasks queued. Each task re-derives its pairs one by one, each
+    pair in its own transaction; a busy pair is retried by the task.
+    """
+    from beliefs.tasks import rederive_pairs
+
+    ids = list(dict.fromkeys(int(i) for i in pair_ids))
+    user_id = getattr(requested_by, "pk", None)
+    chunks = [
+        ids[i : i + REDERIVE_PAIRS_PER_TASK] for i in range(0, len(ids), REDERIVE_PAIRS_PER_TASK)
+    ]
+    for chunk in chunks:
+        transaction.on_commit(
+            lambda chunk=chunk: rederive_pairs.delay(pair_ids=chunk, requested_by_id=user_id)
+        )
+    return len(chunks)

@@ -1,0 +1,373 @@
+"""Staff views of beliefs (R-4): the list, each belief's whole chain as a timeline, the
+per-pair page with the re-derivation action, and the report (R-4.6).
+
+Everything here is read-only; the one write (re-derivation) calls the services.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.functional import cached_property
+from django.utils.html import format_html
+
+from beliefs.models import Belief, PairBeliefs, Rederivation
+from beliefs.selectors import (
+    belief_chain,
+    pair_overview,
+    pair_report,
+    pairs_rederivation_preview,
+)
+from beliefs.services import (
+    REDERIVE_INLINE_MAX_PAIRS,
+    beliefs_rederive_many,
+    beliefs_rederive_schedule,
+)
+from memory.models import Episode
+
+# The list never counts more rows than this: an exact count of a huge table is slow and
+# tells staff nothing a "10,000+" would not.
+ADMIN_COUNT_CAP = 10_000
+# How many pair names the confirmation page lists before "and N more".
+CONFIRMATION_PAIRS_LISTED = 30
+
+
+class CappedCountPaginator(Paginator):
+    @cached_property
+    def count(self) -> int:
+        return len(self.object_list.values("pk")[: ADMIN_COUNT_CAP + 1])
+
+
+def _episode_url(episode_id: int) -> str | None:
+    try:
+        return reverse("admin:memory_episode_change", args=[episode_id])
+    except NoReverseMatch:  # the episode admin is not installed
+        return None
+
+
+class _ReadOnly:
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class BeliefStateFilter(admin.SimpleListFilter):
+    """Current rows by default (what the block reads); superseded and retired on demand."""
+
+    title = "state"
+    parameter_name = "state"
+    CURRENT, SUPERSEDED, RETIRED, ALL = "current", "superseded", "retired", "all"
+
+    def lookups(self, request, model_admin):
+        return [
+            (self.CURRENT, "current"),
+            (self.SUPERSEDED, "superseded"),
+            (self.RETIRED, "retirement rows"),
+            (self.ALL, "all rows"),
+        ]
+
+    def choices(self, changelist):
+        selected = self.value() or self.CURRENT
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": selected == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request, queryset):
+        value = self.value() or self.CURRENT
+        if value == self.CURRENT:
+            return queryset.current()
+        if value == self.SUPERSEDED:
+            return queryset.filter(superseded_by__isnull=False)
+        if value == self.RETIRED:
+            return queryset.filter(reason=Belief.Reason.RETIREMENT)
+        return queryset
+
+
+@admin.register(Belief)
+class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
+    list_display = (
+        "concept_name",
+        "student",
+        "subject",
+        "claim",
+        "confidence",
+        "reason",
+        "needs_confirmation",
+        "check_count",
+        "created_at",
+        "state",
+    )
+    list_display_links = ("concept_name",)
+    list_select_related = ("concept", "pair__student", "pair__subject")
+    list_filter = (BeliefStateFilter, "claim", "reason", "needs_confirmation")
+    search_fields = ("concept__name", "pair__student__external_id", "pair__subject__external_id")
+    ordering = ("-created_at", "-pk")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 100
+
+    @admin.display(description="concept", ordering="concept__name")
+    def concept_name(self, obj: Belief) -> str:
+        return obj.concept.name
+
+    @admin.display(description="student", ordering="pair__student__external_id")
+    def student(self, obj: Belief) -> str:
+        return str(obj.pair.student)
+
+    @admin.display(description="subject", ordering="pair__subject__external_id")
+    def subject(self, obj: Belief) -> str:
+        return str(obj.pair.subject)
+
+    @admin.display(description="state")
+    def state(self, obj: Belief) -> str:
+        if obj.reason == Belief.Reason.RETIREMENT:
+            return "retirement"
+        return "current" if obj.superseded_by_id is None else "superseded"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The belief's whole supersession chain as a timeline, oldest first."""
+        belief = get_object_or_404(Belief.objects.select_related("pair"), pk=object_id)
+        if not self.has_view_permission(request, belief):
+            raise PermissionDenied
+        chain = belief_chain(belief=belief)
+        steps = []
+        previous: set[int] = set()
+        for position, row in enumerate(chain, start=1):
+            links = list(row.evidence_links.all())
+            ids = {link.episode_id for link in links}
+            steps.append(
+                {
+                    "position": position,
+                    "row": row,
+                    "is_selected": row.pk == belief.pk,
+                    "state": self.state(row),
+                    "confidence_percent": round(row.confidence * 100),
+                    "evidence": [
+                        {
+                            "episode": link.episode,
+                            "url": _episode_url(link.episode_id),
+                            "is_new": link.episode_id not in previous,
+                        }
+                        for link in links
+                    ],
+                }
+            )
+            previous = ids
+        pair = chain[0].pair
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Belief chain: {pair.student} · {pair.subject} · {chain[0].concept.name}",
+            "belief": belief,
+            "pair": pair,
+            "concept": chain[0].concept,
+            "steps": steps,
+            "pair_url": reverse("admin:beliefs_pairbeliefs_change", args=[pair.pk]),
+        }
+        return TemplateResponse(request, "admin/beliefs/belief/timeline.html", context)
+
+
+def _count_subquery(queryset):
+    return Coalesce(
+        Subquery(
+            queryset.order_by().values("pair_id").annotate(n=Count("pk")).values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        0,
+    )
+
+
+@admin.register(PairBeliefs)
+class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
+    list_display = (
+        "student",
+        "subject",
+        "current_beliefs",
+        "checks",
+        "last_rederived_at",
+        "report_link",
+    )
+    list_select_related = ("student", "subject")
+    search_fields = ("student__external_id", "subject__external_id", "subject__name")
+    list_filter = ("subject__organization",)
+    actions = ["rederive_selected"]
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    ordering = ("student__external_id", "subject__external_id")
+
+    def get_queryset(self, request):
+        # Per-row numbers as correlated subqueries on indexed columns: no per-row query,
+        # and no join that multiplies beliefs by episodes.
+        current = Belief.objects.current().filter(pair_id=OuterRef("pk"))
+        checks = Episode.objects.filter(pair_id=OuterRef("pk"), kind=Episode.Kind.CHECK)
+        last = (
+            Rederivation.objects.filter(pair_id=OuterRef("pk"))
+            .order_by("-created_at")
+            .values("created_at")[:1]
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                current_belief_count=_count_subquery(current),
+                check_count=_count_subquery(checks),
+                last_rederivation_at=Subquery(last),
+            )
+        )
+
+    @admin.display(description="current beliefs", ordering="current_belief_count")
+    def current_beliefs(self, obj) -> int:
+        return obj.current_belief_count
+
+    @admin.display(description="checks on record", ordering="check_count")
+    def checks(self, obj) -> int:
+        return obj.check_count
+
+    @admin.display(description="last re-derivation", ordering="last_rederivation_at")
+    def last_rederived_at(self, obj):
+        return obj.last_rederivation_at or "never"
+
+    @admin.display(description="report")
+    def report_link(self, obj):
+        return format_html(
+            '<a href="{}">report</a>', reverse("admin:beliefs_pairbeliefs_report", args=[obj.pk])
+        )
+
+    def has_rederive_permission(self, request) -> bool:
+        return request.user.has_perm("beliefs.rederive_belief")
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:object_id>/report/",
+                self.admin_site.admin_view(self.report_view),
+                name="beliefs_pairbeliefs_report",
+            )
+        ]
+        return own + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The per-pair page: current beliefs, chain lengths, last re-derivation."""
+        pair = get_object_or_404(
+            PairBeliefs.objects.select_related("student", "subject"), pk=object_id
+        )
+        if not self.has_view_permission(request, pair):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Beliefs: {pair.student} · {pair.subject}",
+            "pair": pair,
+            "overview": pair_overview(pair=pair),
+            "can_rederive": self.has_rederive_permission(request),
+            "changelist_url": reverse("admin:beliefs_pairbeliefs_changelist"),
+            "report_url": reverse("admin:beliefs_pairbeliefs_report", args=[pair.pk]),
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/beliefs/pairbeliefs/overview.html", context)
+
+    def report_view(self, request, object_id):
+        pair = get_object_or_404(
+            PairBeliefs.objects.select_related("student", "subject"), pk=object_id
+        )
+        if not self.has_view_permission(request, pair):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Report: {pair.student} · {pair.subject}",
+            "pair": pair,
+            "report": pair_report(pair=pair),
+            "pair_url": reverse("admin:beliefs_pairbeliefs_change", args=[pair.pk]),
+        }
+        return TemplateResponse(request, "admin/beliefs/pairbeliefs/report.html", context)
+
+    @admin.action(
+        description="Re-derive beliefs of the selected student-subjects",
+        permissions=["rederive"],
+    )
+    def rederive_selected(self, request, queryset):
+        """Confirm first (how much is retired and replayed), then call the services."""
+        if not self.has_rederive_permission(request):
+            raise PermissionDenied
+        pair_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+        if request.POST.get("confirm") != "yes":
+            beliefs, checks = pairs_rederivation_preview(pair_ids=pair_ids)
+            listed = list(queryset.select_related("student", "subject")[:CONFIRMATION_PAIRS_LISTED])
+            context = {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "title": "Re-derive beliefs?",
+                "pair_count": len(pair_ids),
+                "belief_count": beliefs,
+                "check_count": checks,
+                "listed": listed,
+                "unlisted": max(len(pair_ids) - len(listed), 0),
+                "pair_ids": pair_ids,
+                "inline": len(pair_ids) <= REDERIVE_INLINE_MAX_PAIRS,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                "select_across": request.POST.get("select_across", "0"),
+            }
+            return TemplateResponse(
+                request, "admin/beliefs/pairbeliefs/rederive_confirmation.html", context
+            )
+        if len(pair_ids) > REDERIVE_INLINE_MAX_PAIRS:
+            tasks = beliefs_rederive_schedule(pair_ids=pair_ids, requested_by=request.user)
+            self.message_user(
+                request,
+                f"Re-derivation of {len(pair_ids)} student-subjects queued in {tasks} "
+                "background tasks; the per-pair pages show each last re-derivation.",
+                messages.SUCCESS,
+            )
+            return None
+        batch = beliefs_rederive_many(
+            pair_ids=pair_ids, requested_by=request.user, source=Rederivation.Source.ADMIN
+        )
+        retired = sum(r.beliefs_retired for r in batch.done)
+        replayed = sum(r.checks_replayed for r in batch.done)
+        derived = sum(r.beliefs_derived for r in batch.done)
+        if batch.done:
+            self.message_user(
+                request,
+                f"Re-derived {len(batch.done)} student-subjects: {retired} beliefs retired, "
+                f"{replayed} checks replayed, {derived} beliefs derived.",
+                messages.SUCCESS,
+            )
+        for _pair_id, reason in batch.refused:
+            self.message_user(request, f"Not re-derived: {reason}", messages.ERROR)
+        return None
+
+
+@admin.register(Rederivation)
+class RederivationAdmin(_ReadOnly, admin.ModelAdmin):
+    list_display = (
+        "pair",
+        "created_at",
+        "source",
+        "requested_by",
+        "rules_version",
+        "beliefs_retired",
+        "checks_replayed",
+        "checks_linked",
+        "beliefs_derived",
+    )
+    list_select_related = ("pair__student", "pair__subject", "requested_by")
+    list_filter = ("source", "rules_version")
+    ordering = ("-created_at", "-pk")
+    paginator = CappedCountPaginator
+    show_full_result_count = False

@@ -1,0 +1,231 @@
+"""R-4.1/R-4.4: checks become beliefs after they commit, routed by exact name; utterances
+stay evidence; supersession only when the claim or the rounded confidence changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from beliefs import rules
+from beliefs.models import Belief, BeliefEvidence
+from beliefs.routing import Route, reads_like_utterance, route_check, strip_frame
+from beliefs.selectors import belief_chain, beliefs_current, beliefs_due_for_decay
+from beliefs.services import belief_decay, beliefs_derive_from_checks
+from concepts.models import READINESS_CONFIRMED, Concept
+from memory.models import Episode
+from tests.beliefs_helpers import T0, append_check, days, make_concept
+
+UTTERANCES = [
+    "ask me the questions",
+    "bueno ahora explícame todos los pasos",
+    "pode repetir a pergunta",
+    "explique-moi encore",
+    "اشرح لي مرة أخرى",
+]
+
+
+@pytest.fixture
+def derive(django_capture_on_commit_callbacks):
+    """Append checks and run the after-commit derivation, as in production."""
+
+    def _append(pair, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return append_check(pair, **kwargs)
+
+    return _append
+
+
+@pytest.mark.parametrize("utterance", UTTERANCES)
+def test_an_utterance_topic_is_kept_as_evidence_and_never_becomes_a_belief(pair, derive, utterance):
+    osmosis = make_concept(pair.subject, "Osmosis")
+    make_concept(pair.subject, "Cell")
+    # Even when the tutor's assessment names a concept of the map.
+    episode = derive(
+        pair,
+        topic=utterance,
+        verdict="wrong",
+        assessment="The student could not describe osmosis across the cell membrane.",
+    )
+    assert Episode.objects.filter(pk=episode.pk, topic=utterance).exists()
+    assert Belief.objects.filter(pair=pair).count() == 0
+    assert not BeliefEvidence.objects.filter(episode=episode).exists()
+    routing = route_check(subject=pair.subject, topic=utterance, assessment="osmosis")
+    assert routing.route == Route.UTTERANCE and routing.concept is None
+    osmosis.refresh_from_db()
+    assert not osmosis.confirmed_by_check
+
+
+def test_a_framed_topic_check_on_cytoplasm_becomes_a_belief_on_cytoplasm(pair, derive):
+    cytoplasm = make_concept(pair.subject, "Cytoplasm")
+    episode = derive(pair, topic="Check on cytoplasm", verdict="right")
+    [belief] = beliefs_current(pair=pair)
+    assert belief.concept == cytoplasm
+    assert (belief.claim, belief.confidence, belief.reason) == ("understands", 0.75, "evidence")
+    assert list(belief.evidence.all()) == [episode]
+    assert belief.check_count == 1 and belief.last_evidence_at == episode.occurred_at
+
+
+@pytest.mark.parametrize(
+    ("topic", "rest"),
+    [
+        ("Check on cytoplasm", "cytoplasm"),
+        ("Quiz: Cell membrane", "Cell membrane"),
+        ("Pregunta sobre la ósmosis", "la ósmosis"),
+        ("Question sur l'osmose", "l'osmose"),
+        ("سؤال عن الخلية", "الخلية"),
+        ("Osmosis", None),
+    ],
+)
+def test_check_topic_frames_of_each_language_are_stripped_in_the_original_spelling(topic, rest):
+    assert strip_frame(topic) == rest
+
+
+def test_a_phrase_topic_is_routed_by_the_assessment_that_names_osmosis(pair, derive):
+    osmosis = make_concept(pair.subject, "Osmosis")
+    make_concept(pair.subject, "Membrane potential")
+    derive(
+        pair,
+        topic="water moving through a membrane",
+        verdict="wrong",
+        assessment="Mixed up the direction of Osmosis: thinks water moves to the dilute side.",
+    )
+    [belief] = beliefs_current(pair=pair)
+    assert belief.concept == osmosis
+    assert (belief.claim, belief.confidence) == ("struggles", 0.75)
+    routing = route_check(
+        subject=pair.subject,
+        topic="water moving through a membrane",
+        assessment="Mixed up the direction of Osmosis.",
+    )
+    assert routing.route == Route.ASSESSMENT
+
+
+def test_a_topic_that_names_nothing_stays_unlinked(pair, derive):
+    make_concept(pair.subject, "Osmosis")
+    derive(pair, topic="Photosynthesis", verdict="right", assessment="Good work on light.")
+    assert Belief.objects.count() == 0
+    assert (
+        route_check(subject=pair.subject, topic="Photosynthesis", assessment="").route
+        == Route.UNLINKED
+    )
+
+
+def test_utterance_detection_keeps_real_topics_as_topics():
+    for topic in ["water moving through a membrane", "Ley de Ohm", "O ciclo da água", "الخلية"]:
+        assert not reads_like_utterance(topic), topic
+    for topic in [*UTTERANCES, "what is osmosis", "explain photosynthesis again"]:
+        assert reads_like_utterance(topic), topic
+
+
+def test_a_change_of_mind_supersedes_and_keeps_the_old_row_as_it_was(pair, derive):
+    make_concept(pair.subject, "Osmosis")
+    derive(pair, topic="Osmosis", verdict="wrong", at=T0)
+    first = Belief.objects.get()
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(1))
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(2))
+    chain = belief_chain(belief=first)
+    assert [(b.claim, b.confidence) for b in chain] == [
+        ("struggles", 0.75),
+        ("understands", 0.51),
+        ("understands", 0.69),
+    ]
+    assert [b.check_count for b in chain] == [1, 2, 3]
+    assert chain[0].superseded_by_id == chain[1].pk and chain[1].superseded_by_id == chain[2].pk
+    assert [b.pk for b in beliefs_current(pair=pair)] == [chain[2].pk]
+    # The first row is exactly as written.
+    assert Belief.objects.get(pk=first.pk).confidence == 0.75
+
+
+def test_a_check_that_changes_nothing_rounded_is_linked_without_a_new_row(pair, derive):
+    make_concept(pair.subject, "Osmosis")
+    for _ in range(7):
+        derive(pair, topic="Osmosis", verdict="right", at=T0)
+    rows_before = Belief.objects.count()
+    head = beliefs_current(pair=pair)[0]
+    assert head.confidence == 1.0
+    eighth = derive(pair, topic="Osmosis", verdict="right", at=T0)
+    assert Belief.objects.count() == rows_before
+    assert BeliefEvidence.objects.filter(belief=head, episode=eighth).exists()
+
+
+def test_derivation_is_idempotent_for_a_check_already_behind_the_belief(pair, derive):
+    make_concept(pair.subject, "Osmosis")
+    episode = derive(pair, topic="Osmosis", verdict="right")
+    result = beliefs_derive_from_checks(pair=pair, episode_ids=[episode.pk], now=T0)
+    assert result.already_counted == 1
+    assert Belief.objects.count() == 1
+
+
+def test_a_passed_check_lifts_the_concept_to_the_confirmed_readiness_band(pair, derive):
+    concept = make_concept(pair.subject, "Cytoplasm")
+    derive(pair, topic="Cytoplasm", verdict="wrong")
+    concept.refresh_from_db()
+    assert not concept.confirmed_by_check
+    derive(pair, topic="Cytoplasm", verdict="right", at=T0 + days(1))
+    concept = Concept.objects.get(pk=concept.pk)
+    assert concept.confirmed_by_check
+    assert concept.readiness == pytest.approx(READINESS_CONFIRMED)
+
+
+def test_decay_supersedes_with_85_percent_and_the_next_check_clears_the_flag(pair, derive):
+    make_concept(pair.subject, "Osmosis")
+    derive(pair, topic="Osmosis", verdict="right", at=T0)
+    derive(pair, topic="Osmosis", verdict="right", at=T0)
+    head = beliefs_current(pair=pair)[0]
+    assert head.confidence == 0.87
+    now = T0 + days(rules.BELIEF_DECAY_AFTER_DAYS)
+    assert [b.pk for b in beliefs_due_for_decay(now=now)] == [head.pk]
+    assert beliefs_due_for_decay(now=now - days(1)) == []
+    decayed = belief_decay(belief=head, now=now)
+    assert (decayed.reason, decayed.confidence, decayed.needs_confirmation) == (
+        "decay",
+        round(0.87 * rules.BELIEF_DECAY_FACTOR, 2),
+        True,
+    )
+    assert set(decayed.evidence.all()) == set(head.evidence.all())
+    assert beliefs_due_for_decay(now=now + days(1)) == []
+    # The next check confirms it: a new row without the flag, even though a check at the
+    # same confidence would otherwise change nothing.
+    derive(pair, topic="Osmosis", verdict="right", at=now)
+    newest = beliefs_current(pair=pair)[0]
+    assert newest.reason == "evidence" and not newest.needs_confirmation
+    assert newest.check_count == 3
+    assert [b.reason for b in belief_chain(belief=head)] == [
+        "evidence",
+        "evidence",
+        "decay",
+        "evidence",
+    ]
+
+
+def test_a_recent_check_weighs_more_than_an_old_one():
+    old_wrong_new_right = rules.derive(
+        [
+            rules.CheckPoint(1, T0, "wrong"),
+            rules.CheckPoint(2, T0 + days(90), "right"),
+        ]
+    )
+    old_right_new_wrong = rules.derive(
+        [
+            rules.CheckPoint(1, T0, "right"),
+            rules.CheckPoint(2, T0 + days(90), "wrong"),
+        ]
+    )
+    assert old_wrong_new_right.claim == "understands"
+    assert old_right_new_wrong.claim == "struggles"
+    # The same two checks on one day balance out: the claim is "struggles", at 0.5.
+    balanced = rules.derive([rules.CheckPoint(1, T0, "right"), rules.CheckPoint(2, T0, "wrong")])
+    assert (balanced.claim, balanced.confidence) == ("struggles", 0.5)
+
+
+@pytest.mark.parametrize(
+    ("x", "a", "b", "expected"),
+    [
+        (0.5, 2.0, 1.0, 0.25),  # x^a for b = 1
+        (0.5, 1.0, 3.0, 1 - 0.5**3),  # 1 - (1-x)^b for a = 1
+        (0.5, 4.5, 4.5, 0.5),  # symmetry
+        (0.3, 3.0, 2.0, 4 * 0.3**3 - 3 * 0.3**4),  # polynomial form for integers
+        (0.9, 2.0, 5.0, 1 - (1 - 0.9) ** 5 * (1 + 5 * 0.9)),
+    ],
+)
+def test_the_incomplete_beta_function_matches_closed_forms(x, a, b, expected):
+    assert rules.regularized_incomplete_beta(x, a, b) == pytest.approx(expected, abs=1e-12)
