@@ -28,6 +28,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from beliefs.selectors import beliefs_due_for_decay
 from memory.models import Episode, Pair
 from memory.services import advisory_lock_key
 from tutorbrain.models import NightlyRun
@@ -95,12 +96,7 @@ def active_pair_ids(*, day: dt.date) -> list[int]:
 def decay_pair_ids(*, day: dt.date) -> list[int]:
     """Pairs with a belief due for decay at the end of `day`, active or not (R-7.2)."""
     _, end = services.day_bounds(day)
-    return list(
-        services.beliefs_due_for_decay(now=end)
-        .order_by("pair_id")
-        .values_list("pair_id", flat=True)
-        .distinct()
-    )
+    return sorted({belief.pair_id for belief in beliefs_due_for_decay(now=end)})
 
 
 def cycle_pair_ids(*, day: dt.date) -> list[int]:

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
-from beliefs.rules import BELIEF_DECAY_AFTER_DAYS
-
 # "calibrated" only from this many checks with a predicted mastery (5 yes, 4 no).
 CALIBRATION_MIN_PREDICTIONS = 5
 # Equal-width bins of predicted mastery over [0, 1]; the last bin includes 1.0.
 CALIBRATION_BINS = 10
 # A verdict as an outcome in [0, 1]: a partial answer counts as half right.
 VERDICT_OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
-
-# the beliefs app owns the decay rule (45 days, x 0.85, once until the next check);
-# the cycle only selects the due beliefs with the same constant.
-BELIEF_DECAY_AFTER = dt.timedelta(days=BELIEF_DECAY_AFTER_DAYS)
 
 # the consolidation note lists this many of the day's most salient headlines.
 CONSOLIDATION_HEADLINES = 5

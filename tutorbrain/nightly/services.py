@@ -34,6 +34,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Floor, Least
 
 from beliefs.models import Belief, BeliefEvidence
+from beliefs.selectors import beliefs_due_for_decay
 from memory.models import AnswerStance, CitationCheck, Episode, Pair
 from memory.rules import CONCEPTS_MAX, SUMMARY_MAX_CHARS
 from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
@@ -43,7 +44,6 @@ from tutorbrain.nightly.calibration import (
     calibration_from_sums,
 )
 from tutorbrain.nightly.rules import (
-    BELIEF_DECAY_AFTER,
     CALIBRATION_BINS,
     CONSOLIDATION_HEADLINES,
     CONSOLIDATION_TOPICS_MAX,
@@ -193,30 +193,15 @@ def consolidation_write(
 # --------------------------------------------------------------------------------------
 
 
-def beliefs_due_for_decay(*, now: dt.datetime, pair: Pair | None = None):
-    """Current beliefs untouched for 45 days (not 44) at `now`, not yet decayed (R-7.2).
-
-    "Untouched" is measured from the last check behind the row. A decayed row waits
-    (needs_confirmation) for the next check, which writes a fresh row: so a belief
-    decays once per silence, not every night after the 45th day.
-    """
-    qs = Belief.objects.current().filter(
-        needs_confirmation=False, last_evidence_at__lte=now - BELIEF_DECAY_AFTER
-    )
-    return qs if pair is None else qs.filter(pair=pair)
-
-
 @transaction.atomic
 def decay_apply(*, pair: Pair, now: dt.datetime) -> list[int]:
     """Decay the pair's due beliefs by supersession (R-7.2). Returns the new rows' ids."""
     from beliefs.services import belief_decay
 
-    new_ids = []
-    for belief in (
-        beliefs_due_for_decay(now=now, pair=pair).select_related("concept").order_by("pk")
-    ):
-        new_ids.append(belief_decay(belief=belief, now=now).pk)
-    return new_ids
+    return [
+        belief_decay(belief=belief, now=now).pk
+        for belief in beliefs_due_for_decay(now=now, pair=pair)
+    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -368,8 +353,14 @@ def _citation_counts(*, pair: Pair) -> dict[str, int]:
 
 
 def unlinkable_checks(*, pair: Pair, end: dt.datetime):
-    """Checks no belief row cites: their topic routed to no concept (R-7.6)."""
-    linked = BeliefEvidence.objects.filter(episode=OuterRef("pk"))
+    """Checks no current belief cites: their topic routed to no concept (R-7.6).
+
+    The same count as the beliefs report (beliefs.selectors.pair_report): a check that
+    only a retired belief cites (its concept left the map) is unlinked too.
+    """
+    linked = BeliefEvidence.objects.filter(
+        episode=OuterRef("pk"), belief__superseded_by__isnull=True
+    ).exclude(belief__reason=Belief.Reason.RETIREMENT)
     return Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK, occurred_at__lt=end).exclude(
         Exists(linked)
     )
