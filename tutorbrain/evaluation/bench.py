@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from tutorbrain.evaluation.content import PHRASINGS, TEMPLATES, month_name
-from tutorbrain.evaluation.designs import DESIGN_BUILDERS, DESIGNS, Asked, file_passages
+from tutorbrain.evaluation.designs import (
+    CONVERSATION_KINDS,
+    DESIGN_BUILDERS,
+    DESIGNS,
+    WINDOW_TURNS,
+    Asked,
+    file_passages,
+)
 from tutorbrain.evaluation.generator import REFERENCE_NOW, LoadedHistory, history_load, history_plan
 from tutorbrain.evaluation.graders import CATEGORIES, Grade, grade
 
@@ -234,7 +241,12 @@ def pair_questions(
             and episode.concepts == following.concepts
         ):
             last_exchange[episode.concepts[0]] = [episode.pk, following.pk]
-    for name in rng.sample(sorted(last_exchange), k=min(len(last_exchange), PER_PAIR["recall"])):
+    # A past exchange is one the last turns no longer hold (an exchange inside the window is
+    # what the window design holds by construction); pairs with none fall back to any.
+    window = {e.pk for e in [e for e in episodes if e.kind in CONVERSATION_KINDS][-WINDOW_TURNS:]}
+    past = sorted(n for n, ids in last_exchange.items() if not set(ids) & window)
+    pool = past or sorted(last_exchange)
+    for name in rng.sample(pool, k=min(len(pool), PER_PAIR["recall"])):
         add(
             "recall",
             phrasing.recall.format(c=name),

@@ -255,8 +255,8 @@ PT_CHEMISTRY = SubjectTemplate(
             "Ligação química",
         ),
         _c(
-            "Tabela periódica",
-            "A tabela periódica organiza cada Elemento químico pelo número de prótons no núcleo.",
+            "Classificação periódica",
+            "A classificação periódica organiza cada Elemento químico pelo número de prótons no núcleo.",
             "Elemento químico",
         ),
         _c(
@@ -279,7 +279,10 @@ PT_CHEMISTRY = SubjectTemplate(
             "quimica-capitulo-1.md",
             ("Átomo", "Elétron", "Elemento químico", "Ligação química", "Molécula"),
         ),
-        ("quimica-capitulo-2.md", ("Tabela periódica", "Reação química", "Ácido", "Escala de pH")),
+        (
+            "quimica-capitulo-2.md",
+            ("Classificação periódica", "Reação química", "Ácido", "Escala de pH"),
+        ),
     ),
     nicknames={"Elétron": "o viajante do átomo", "Ácido": "o azedinho"},
 )
