@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Exists, F, OuterRef
@@ -264,7 +265,9 @@ def pair_cycle_run(
                     with transaction.atomic():
                         wrote = function(pair, day, now, run, embed)
                         _record_step(run.pk, step, wrote)
-            except TRANSIENT_ERRORS as error:
+            except (*TRANSIENT_ERRORS, SoftTimeLimitExceeded) as error:
+                # Retried by the task (transient) or out of time: stop here, keep the
+                # steps done, let the retry or the next rerun finish the rest.
                 _record_failure(run.pk, run.attempts, step, error)
                 NightlyRun.objects.filter(pk=run.pk).update(status=NightlyRun.Status.FAILED)
                 raise
