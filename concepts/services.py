@@ -37,6 +37,7 @@ from concepts.models import (
     FileReading,
     Prerequisite,
     SubjectMap,
+    TaughtNote,
 )
 from concepts.naming import (
     concept_key,
@@ -45,6 +46,7 @@ from concepts.naming import (
     text_language,
     vector_text,
 )
+from concepts.teaching import short_name, subject_words, teaching_form
 from concepts.validator import name_check
 from memory.errors import InvalidInput
 from memory.models import Episode, Pair, Subject, SubjectFile
@@ -569,3 +571,160 @@ def _merge_into_map(
                 continue
             named = [target for _, target in find_keys_in(concept.definition, new_keys)]
             _add_edges_from(concept, named, subject)
+
+
+# --------------------------------------------------------------------------------------
+# Teaching (R-3)
+# --------------------------------------------------------------------------------------
+
+
+def _teach_locked(
+    *,
+    subject: Subject,
+    concept: Concept | None,
+    name: str,
+    note: str,
+    now: datetime,
+    student=None,
+    teacher=None,
+    episode: Episode | None = None,
+) -> TaughtNote:
+    subject_map = _lock_map(subject)
+    if concept is None:
+        # A concept with that name may have appeared since the caller looked.
+        concept = (
+            Concept.objects.filter(subject=subject)
+            .filter(Q(key=concept_key(name)) | Q(aliases__contains=[concept_key(name)]))
+            .first()
+        )
+    created = concept is None
+    if concept is None:
+        concept = Concept.objects.create(
+            subject=subject,
+            name=name[:200],
+            key=concept_key(name),
+            name_language="",
+            summary=note[:500],
+            layer=Concept.Layer.TAUGHT,
+            taught=True,
+            readiness=READINESS_TAUGHT,
+        )
+    else:
+        concept = Concept.objects.select_for_update().get(pk=concept.pk)
+        if not concept.taught:
+            concept.taught = True
+            concept.save(update_fields=["taught", "updated_at"])
+    taught_note = TaughtNote.objects.create(
+        concept=concept,
+        note=note,
+        student=student,
+        teacher=teacher,
+        episode=episode,
+        created_at=now,
+    )
+    _recompute_locked(subject_map, now)
+    if created:
+        _embed_after_commit(subject)
+    return taught_note
+
+
+def _first_named(subject: Subject, words: list[str]) -> Concept | None:
+    """The concept named first in the taught words (exact name or merged name)."""
+    from concepts.selectors import concept_keys_of
+
+    text = " ".join(words)
+    found = find_keys_in(text, concept_keys_of(subject=subject))
+    if not found:
+        return None
+    haystack = f" {text} "
+    key, concept_id = min(found, key=lambda kv: (haystack.find(f" {kv[0]}"), -len(kv[0])))
+    return Concept.objects.get(pk=concept_id)
+
+
+def concept_teach_from_episode(
+    *, episode: Episode, now: datetime | None = None
+) -> TaughtNote | None:
+    """Apply a student's message if it is an explicit teaching form (R-3.1 .. R-3.3).
+
+    The note goes to the concept the message names (exact name match, the first named
+    if several); when it names none, a taught-layer node with a short name is created.
+    A `taught` episode is appended to the student's chain (idempotent per message), then
+    the note, the readiness 1.0 and the recomputation happen in one transaction.
+    Returns None when the message does not teach.
+    """
+    if episode.kind != Episode.Kind.QUESTION:
+        return None
+    form = teaching_form(episode.text or episode.summary)
+    if form is None:
+        return None
+    pair = episode.pair
+    idempotency_key = f"taught-from-episode:{episode.pk}"
+    existing = (
+        TaughtNote.objects.select_related("concept")
+        .filter(episode__pair=pair, episode__idempotency_key=idempotency_key)
+        .first()
+    )
+    if existing is not None:
+        return existing
+    concept = _first_named(pair.subject, subject_words(form))
+    name = concept.name if concept is not None else short_name(form)
+    if not name:
+        logger.info("teaching message %s names nothing a node can be called", episode.pk)
+        return None
+    now = now or timezone.now()
+    taught_episode = episode_append(
+        pair=pair,
+        kind="taught",
+        summary=f"Taught {name}: {form.note}"[:300],
+        text=form.note,
+        concepts=[name],
+        now=now,
+        idempotency_key=idempotency_key,
+        extra={"source_episode_id": episode.pk},
+    )
+    with transaction.atomic():
+        return _teach_locked(
+            subject=pair.subject,
+            concept=concept,
+            name=name,
+            note=form.note,
+            now=now,
+            student=pair.student,
+            episode=taught_episode,
+        )
+
+
+@transaction.atomic
+def concept_teach(
+    *,
+    subject: Subject,
+    note: str,
+    concept: Concept | None = None,
+    name: str = "",
+    teacher=None,
+    now: datetime | None = None,
+) -> TaughtNote:
+    """A teacher teaches from the admin (R-3.4): a note on a concept, or a new concept.
+
+    No episode is written: a teacher has no student chain; the note records the teacher.
+    """
+    note = (note or "").strip()
+    if not note:
+        raise InvalidInput("note", "must not be empty")
+    if len(note) > settings.TUTORBRAIN_MAX_TEXT_CHARS:
+        raise InvalidInput("note", "is too long")
+    if concept is None:
+        name = display_name(name or "")
+        verdict = name_check(name)
+        if not verdict.ok:
+            raise InvalidInput("name", f"is not a concept name: {verdict.reason}")
+    elif concept.subject_id != subject.pk:
+        raise InvalidInput("concept", "belongs to another subject")
+    return _teach_locked(
+        subject=subject,
+        concept=concept,
+        name=concept.name if concept is not None else name,
+        note=note,
+        now=now or timezone.now(),
+        teacher=teacher,
+    )

@@ -34,3 +34,27 @@ def file_read_task(file_id: int) -> str:
     if subject_file is None:
         return "missing"
     return file_read(subject_file=subject_file).state
+
+
+@shared_task(
+    name="concepts.teach_from_episode",
+    soft_time_limit=60,
+    time_limit=90,
+    autoretry_for=(ConnectionError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+def concept_teach_task(episode_id: int) -> int | None:
+    """Apply one teaching message (idempotent: a second run finds the note and stops)."""
+    from concepts.services import concept_teach_from_episode
+    from memory.models import Episode
+
+    episode = (
+        Episode.objects.select_related("pair__subject", "pair__student")
+        .filter(pk=episode_id)
+        .first()
+    )
+    if episode is None:
+        return None
+    note = concept_teach_from_episode(episode=episode)
+    return note.pk if note is not None else None

@@ -181,6 +181,11 @@ def _term_before_copula(sentence: str) -> tuple[str, str] | None:
     """("Osmosis", "Osmosis is the diffusion...") if the sentence defines a short term."""
     bold = _BOLD.match(sentence.strip())
     words = _plain(sentence).split()
+    if words and ("'" in words[0] or "’" in words[0]):
+        # French elision: "L'osmose est ..." -> "osmose est ...".
+        article, _, rest = words[0].replace("’", "'").partition("'")
+        if rest and " ".join(tokens(article)) in _articles():
+            words = [rest, *words[1:]]
     if len(words) < 3:
         return None
     lowered = [" ".join(tokens(w)) for w in words]
@@ -244,9 +249,9 @@ class OfflineExtractor:
 
         blocks = _paragraphs(lines)
         for index, (block, heading) in enumerate(blocks):
-            if block and heading is not None and _is_furniture_section(heading.text):
-                # "Common mistakes", "Exercises", "Resumen": their lines define nothing
-                # ("Saying that osmosis moves salt: it moves water" is no glossary line).
+            if block and heading is not None and _defines_nothing(heading.text):
+                # "Common mistakes", "Exercises", "Ejercicios": their lines are no
+                # definitions ("Saying that osmosis moves salt: it moves water").
                 continue
             if not block and heading is not None:
                 title = strip_heading_number(_plain(heading.text))
@@ -307,18 +312,15 @@ class OfflineExtractor:
         return Extraction(extractor=self.name, concepts=concepts, rejected=rejected)
 
 
-def _is_furniture_section(heading: str) -> bool:
-    title = strip_heading_number(_plain(heading))
-    if " ".join(tokens(title)) in _glossary_headings():
-        return False
-    return not name_check(title).ok and name_check(title).reason == "section furniture"
+def _defines_nothing(heading: str) -> bool:
+    return " ".join(tokens(strip_heading_number(_plain(heading)))) in _section_words()
 
 
 @cache
-def _glossary_headings() -> frozenset[str]:
+def _section_words() -> frozenset[str]:
     out: set[str] = set()
     for code in language.languages():
-        for phrase in language.data(code).get("glossary_headings", []):
+        for phrase in language.data(code).get("non_definition_sections", []):
             out.add(" ".join(tokens(phrase)))
     return frozenset(out)
 

@@ -7,6 +7,7 @@ from django.urls import path
 from tutorbrain.api.block import MemoryBlockView
 from tutorbrain.api.chain import ChainStatusView
 from tutorbrain.api.episodes import AnswerStanceView, EpisodeAppendView, PairEpisodesView
+from tutorbrain.api.files import FileDetailView, FileUploadView
 from tutorbrain.api.health import HealthView
 from tutorbrain.api.reports import PairReportView
 
@@ -14,6 +15,8 @@ app_name = "api"
 
 urlpatterns = [
     path("health/", HealthView.as_view(), name="health"),
+    path("files/", FileUploadView.as_view(), name="file-upload"),
+    path("files/<int:file_id>/", FileDetailView.as_view(), name="file-detail"),
     path("memory-block/", MemoryBlockView.as_view(), name="memory-block"),
     path(
         "pairs/<str:student>/<str:subject>/chain/", ChainStatusView.as_view(), name="chain-status"

@@ -230,6 +230,23 @@ DATA = {
     ],
     # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["مسرد", "المصطلحات الرئيسية", "المصطلحات", "مفردات", "تعريفات"],
+    # Sections whose lines are never definitions (exercises, mistakes, answers).
+    "non_definition_sections": [
+        "تمارين",
+        "التمارين",
+        "تمرين",
+        "أخطاء شائعة",
+        "الأخطاء الشائعة",
+        "أسئلة",
+        "الأسئلة",
+        "أسئلة المراجعة",
+        "الإجابات",
+        "الحلول",
+        "واجب",
+        "المراجع",
+        "أنشطة",
+        "نشاط",
+    ],
     "extra_stop_words": ["مرحبا", "شكرا"],
     "nothing_recorded_cues": [
         "لا توجد محاولات",

@@ -289,6 +289,27 @@ DATA = {
     ],
     # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["glossary", "key terms", "vocabulary", "definitions", "key words"],
+    # Sections whose lines are never definitions (exercises, mistakes, answers).
+    "non_definition_sections": [
+        "exercises",
+        "exercise",
+        "common mistakes",
+        "common misconceptions",
+        "questions",
+        "review questions",
+        "answers",
+        "solutions",
+        "quiz",
+        "homework",
+        "test yourself",
+        "references",
+        "bibliography",
+        "further reading",
+        "activities",
+        "activity",
+        "practice problems",
+        "problems",
+    ],
     "extra_stop_words": ["please", "thanks", "thank", "hi", "hello", "ok", "okay"],
     # A legacy assessment line that only says nothing is recorded.
     "nothing_recorded_cues": [

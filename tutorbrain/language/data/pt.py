@@ -241,6 +241,25 @@ DATA = {
     ],
     # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["glossário", "termos-chave", "termos chave", "vocabulário", "definições"],
+    # Sections whose lines are never definitions (exercises, mistakes, answers).
+    "non_definition_sections": [
+        "exercícios",
+        "exercicios",
+        "exercício",
+        "erros comuns",
+        "erros frequentes",
+        "perguntas",
+        "questões",
+        "respostas",
+        "soluções",
+        "tarefa",
+        "referências",
+        "bibliografia",
+        "leituras adicionais",
+        "atividades",
+        "atividade",
+        "problemas",
+    ],
     "extra_stop_words": ["olá", "ola", "obrigado", "obrigada", "favor"],
     "nothing_recorded_cues": [
         "nenhuma tentativa",
