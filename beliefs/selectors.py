@@ -254,7 +254,13 @@ def _change_sentence(before: Belief, after: Belief) -> str:
             f"{rules.BELIEF_DECAY_AFTER_DAYS} days; the next check confirms it."
         )
     if after.reason == Belief.Reason.REDERIVATION:
-        return f"Re-derived from {_plural(after.check_count, 'check', 'checks')}: “{new}”."
+        waiting = (
+            f", decayed: no check for {rules.BELIEF_DECAY_AFTER_DAYS} days; the next check "
+            "confirms it"
+            if after.needs_confirmation
+            else ""
+        )
+        return f"Re-derived from {_plural(after.check_count, 'check', 'checks')}: “{new}”{waiting}."
     return f"New evidence changed “{old}” to “{new}”."
 
 
@@ -387,25 +393,32 @@ def _report_changes(pair: Pair) -> list[ReportChange]:
 
 
 def _report_unanswered(pair: Pair) -> list[ReportQuestion]:
-    """Answers the grounding tracker marked `cannot`, with the question that was asked:
-    the latest question before the answer in the chain, else the answer's own summary."""
-    preceding_question = (
-        Episode.objects.filter(
-            pair=pair, kind=Episode.Kind.QUESTION, seq__lt=OuterRef("episode__seq")
-        )
-        .order_by("-seq")
-        .values("summary")[:1]
-    )
+    """Answers the grounding tracker marked `cannot`, with the question that was asked.
+
+    The question is the student's question that the answer replied to: the nearest
+    question or answer before it in the chain, when that is a question. Otherwise (the
+    question was not logged) the answer's own summary stands for it.
+    """
+    before = Episode.objects.filter(
+        pair=pair,
+        kind__in=[Episode.Kind.QUESTION, Episode.Kind.ANSWER],
+        seq__lt=OuterRef("episode__seq"),
+    ).order_by("-seq")
     stances = (
         AnswerStance.objects.filter(episode__pair=pair, stance=AnswerStance.Stance.CANNOT)
         .select_related("episode")
-        .annotate(question=Subquery(preceding_question))
+        .annotate(
+            before_kind=Subquery(before.values("kind")[:1]),
+            before_summary=Subquery(before.values("summary")[:1]),
+        )
         .order_by("-episode__occurred_at", "-episode__seq")[:REPORT_UNANSWERED_MAX]
     )
     return [
         ReportQuestion(
             answer_episode_id=s.episode_id,
-            question=s.question or s.episode.summary,
+            question=s.before_summary
+            if s.before_kind == Episode.Kind.QUESTION
+            else s.episode.summary,
             asked_at=s.episode.occurred_at,
             reported_at=s.reported_at,
         )
