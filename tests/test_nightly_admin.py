@@ -67,3 +67,12 @@ def test_the_calibration_page_is_read_only(staff_client, pair):
     url = reverse("admin:tutorbrain_calibrationsnapshot_change", args=[snapshot.pk])
     assert staff_client.get(url).status_code == 200
     assert staff_client.post(url, {"ece": "0"}).status_code == 403
+
+
+def test_memory_staff_may_view_the_nightly_records():
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.get(name="memory staff")
+    codenames = set(group.permissions.values_list("codename", flat=True))
+
+    assert {"view_nightlyrun", "view_calibrationsnapshot", "view_selfmodel"} <= codenames
