@@ -91,6 +91,9 @@ class Command(BaseCommand):
             action="store_true",
             help="workers write consolidation notes without a vector",
         )
+        parser.add_argument(
+            "--generate-only", action="store_true", help="generate the data, do not run the night"
+        )
         parser.add_argument("--timeout", type=int, default=3 * 3600, help="seconds to wait")
 
     def handle(self, *args, **options):
@@ -106,6 +109,8 @@ class Command(BaseCommand):
             self._recreate_database(name)
             call_command("migrate", verbosity=0)
             self._generate(options["pairs"])
+            if options["generate_only"]:
+                return
         elif NightlyRun.objects.filter(day=BENCH_DAY).exists():
             raise CommandError(
                 f"the night of {BENCH_DAY} already ran in {name!r}: use --recreate-database"
