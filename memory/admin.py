@@ -51,7 +51,7 @@ class LargeTablePaginator(Paginator):
                 cursor.execute(f"SET LOCAL statement_timeout = {int(ADMIN_COUNT_TIMEOUT_MS)}")
                 return super().count
         except OperationalError:
-            table = self.object_list.model._meta.db_table
+            table = self.object_list.model._meta.db_table  # type: ignore[attr-defined]
             with connection.cursor() as cursor:
                 cursor.execute(
                     "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE relname = %s",
@@ -165,8 +165,9 @@ class PairAdmin(ReadOnlyAdmin):
             return "never verified"
         if intact:
             return "intact"
-        failure = ChainVerification.Failure(obj.verified_failure).label
-        return f"broken at seq {obj.verified_broken_seq} ({failure})"
+        # Annotated by pairs_with_last_verification.
+        failure = ChainVerification.Failure(obj.verified_failure).label  # type: ignore[attr-defined]
+        return f"broken at seq {obj.verified_broken_seq} ({failure})"  # type: ignore[attr-defined]
 
     @admin.display(description="last verified", ordering="verified_at")
     def verified_at_display(self, obj: Pair):

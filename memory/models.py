@@ -222,6 +222,10 @@ class Episode(AppendOnlyModel):
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
 
+    # Not a column: the append service sets it on the episodes it returns (False for an
+    # idempotent replay that appended nothing).
+    was_appended = True
+
     class Meta:
         constraints = [
             # Backs the per-pair lock: a racing append fails loudly instead of forking.

@@ -341,7 +341,7 @@ def citation_status_for(*, episodes: Iterable[Any]) -> dict[int, CitationStatus]
     episodes = list(episodes)
     cited = {episode.pk: _episode_citations(episode) for episode in episodes}
     file_ids = {int(c["file_id"]) for citations in cited.values() for c in citations}
-    files: dict[int, dict[str, Any]] = {}
+    files: dict[int, Any] = {}
     if file_ids:
         files = {
             row["pk"]: row

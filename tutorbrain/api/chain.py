@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.models import ChainVerification
 from memory.selectors import pair_get, pair_last_verification
 from memory.services import chain_verify
 from tutorbrain.api.auth import organization_of
@@ -63,6 +64,7 @@ class ChainStatusView(APIView):
             student_external_id=student,
             subject_external_id=subject,
         )
+        verification: ChainVerification | None
         if query.validated_data["verify"]:
             verification = chain_verify(pair=pair)
             pair.refresh_from_db(fields=["head_seq", "head_hash", "last_episode_at"])
