@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "concepts",
     "beliefs",
     "tutorbrain",
+    "tutorbrain.block",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,439 @@
+"""Build one memory block: the product's one call per chat turn (R-5).
+
+`memory_block_build` is the only entry point (the API, the admin preview, the scenario
+runner and the benchmark call it). It calls no generative model: the one model call is
+`message_embed` — one embedding of the message, shared by concept routing and the
+vector pool — and it is timed apart from the build.
+
+Queries per build (pinned by a test): the student and subject lookup, concept routing,
+the candidates (one statement, tutorbrain.block.retrieval), beliefs, the map (four,
+concepts.selectors.map_for_block), citation status when a recalled answer cites files,
+the self-model's limits sentence, and once per database connection the session
+settings of the vector index.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from memory.models import Organization, Pair, Student, Subject
+from tutorbrain.block import format as fmt
+from tutorbrain.block.message import MessageReading, is_narration, read_message
+from tutorbrain.block.retrieval import (
+    Candidate,
+    RetrievalQuery,
+    candidates_fetch,
+    session_settings_sql,
+)
+from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_zone
+
+# Concept routing (R-5.2): the message's embedding against the subject's concept
+# embeddings. Measured with the multilingual USE model: a question names its concept
+# at 0.46–0.67 ("¿Qué es la mitocondria?" → Mitochondria 0.57), other concepts of the
+# same subject stay at or below 0.41.
+CONCEPT_ROUTE_MIN_SIMILARITY = 0.45
+CONCEPT_ROUTE_MAX = 2
+# The map lines the block may show (by centrality); the budget usually shows fewer.
+MAP_LINES_MAX = 40
+
+BELIEF_CLAIM_LABELS = {"understands": "understands", "struggles": "struggles with"}
+
+
+class BuildAbandoned(Exception):
+    """The deadline passed: the build stops at its next step (tutorbrain.block.deadline)."""
+
+
+@dataclass
+class RecalledEpisode:
+    id: int
+    occurred_at: datetime
+    kind: str
+    summary: str
+    verification: str  # holds | changed | unverifiable (R-6.1)
+    repeats: int
+    score: float
+    parts: dict[str, Any]
+    pools: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "occurred_at": self.occurred_at,
+            "kind": self.kind,
+            "summary": self.summary,
+            "verification": self.verification,
+            "repeats": self.repeats,
+        }
+
+
+@dataclass
+class BlockResult:
+    text: str
+    mode: str
+    recalled: list[RecalledEpisode]
+    window: TimeWindow | None
+    tokens: int
+    budget: int
+    build_ms: float
+    embed_ms: float
+    dropped: bool = False
+    placed: dict[str, Any] | None = None
+    known_pair: bool = True
+    routed_concepts: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BuildRequest:
+    organization: Organization
+    student_external_id: str
+    subject_external_id: str
+    message: str
+    now: datetime
+    budget: int
+    legacy_assessment: str | None = None
+
+
+def message_embed(message: str):
+    """The one model call of a turn: the message's embedding (None for no message)."""
+    if not message or not message.strip():
+        return None
+    from tutorbrain import embedder
+
+    return embedder.embed([message])[0]
+
+
+def _ensure_session_settings() -> None:
+    # Once per database connection, not per build: the HNSW scan settings.
+    wrapper = connection
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    if getattr(raw, "_tutorbrain_block_session", False):
+        return
+    with wrapper.cursor() as cursor:
+        cursor.execute(session_settings_sql())
+    raw._tutorbrain_block_session = True
+
+
+def _lookup(request: BuildRequest) -> tuple[Pair | None, Student | None, Subject | None]:
+    """The pair, student and subject of *this* organization, by external ids.
+
+    External ids are per organization: an id another organization uses is simply
+    unknown here, and nothing of theirs can be read (every later query is keyed by the
+    pair or subject found here). Nothing is created: the chat service may ask before
+    it has logged anything.
+    """
+    pair = (
+        Pair.objects.select_related("student", "subject", "block_working_set")
+        .filter(
+            student__organization=request.organization,
+            student__external_id=request.student_external_id,
+            subject__organization=request.organization,
+            subject__external_id=request.subject_external_id,
+        )
+        .first()
+    )
+    if pair is not None:
+        return pair, pair.student, pair.subject
+    student = Student.objects.filter(
+        organization=request.organization, external_id=request.student_external_id
+    ).first()
+    subject = Subject.objects.filter(
+        organization=request.organization, external_id=request.subject_external_id
+    ).first()
+    return None, student, subject
+
+
+def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
+    """Concepts the message is about: named in it (exact key), or nearest by embedding.
+
+    Returns the names an episode's `concepts` array may hold for them (name and its
+    case variants, and merged aliases), for the concept pool.
+    """
+    from pgvector.django import CosineDistance
+
+    from concepts.models import Concept
+    from concepts.naming import find_keys_in
+
+    qs = Concept.objects.filter(subject=subject)
+    if vector is not None:
+        qs = qs.annotate(distance=CosineDistance("embedding", vector)).values_list(
+            "name", "key", "aliases", "distance"
+        )
+    else:
+        qs = qs.values_list("name", "key", "aliases")
+    rows = list(qs)
+    if not rows:
+        return []
+    by_key: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        by_key.setdefault(row[1], i)
+        for alias in row[2] or []:
+            by_key.setdefault(alias, i)
+    chosen: list[int] = [i for _, i in find_keys_in(message, by_key)]
+    if vector is not None:
+        nearest = sorted(
+            (row[3], i) for i, row in enumerate(rows) if row[3] is not None and i not in chosen
+        )
+        for distance, i in nearest[:CONCEPT_ROUTE_MAX]:
+            if 1 - distance >= CONCEPT_ROUTE_MIN_SIMILARITY:
+                chosen.append(i)
+    names: list[str] = []
+    for i in chosen[: CONCEPT_ROUTE_MAX + 2]:
+        name, key = rows[i][0], rows[i][1]
+        for variant in (name, name.lower(), name.capitalize(), name.title(), key):
+            if variant and variant not in names:
+                names.append(variant)
+    return names
+
+
+def _working_set_max_id(pair: Pair) -> int:
+    """The last episode id the pair's working set covers (0: none usable)."""
+    from memory import indexing
+    from tutorbrain.block.models import WorkingSet
+
+    if Pair.block_working_set.is_cached(pair):
+        working_set = getattr(pair, "block_working_set", None)
+    else:
+        working_set = WorkingSet.objects.filter(pair_id=pair.pk).first()
+    if working_set is None or working_set.embedding_model != indexing.embed_model_name():
+        return 0
+    return working_set.max_episode_id
+
+
+def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
+    try:
+        from beliefs.selectors import beliefs_current
+    except ImportError:  # the beliefs app's selectors not installed: read the rows
+        from beliefs.models import Belief
+
+        def beliefs_current(*, pair):
+            return list(Belief.objects.current().filter(pair=pair).select_related("concept"))
+
+    rows = beliefs_current(pair=pair)
+    # Struggles first (what the tutor must know first), then most confident.
+    rows = sorted(rows, key=lambda b: (b.claim != "struggles", -b.confidence, b.concept.name))
+    return [
+        fmt.BeliefLine(
+            claim_label=BELIEF_CLAIM_LABELS.get(b.claim, b.claim),
+            concept=b.concept.name,
+            confidence=b.confidence,
+            needs_confirmation=b.needs_confirmation,
+        )
+        for b in rows
+    ]
+
+
+def _map(subject: Subject):
+    from concepts.selectors import map_for_block
+
+    view = map_for_block(subject=subject, limit=MAP_LINES_MAX)
+    lines = [
+        fmt.MapLine(
+            name=c.name, summary=c.summary, taught_note=c.taught_note, builds_on=c.builds_on
+        )
+        for c in view.concepts
+    ]
+    return view.concept_count, view.readiness, lines
+
+
+def _limits_sentence(pair: Pair | None) -> str:
+    from tutorbrain.nightly.selectors import self_model_limits_sentence
+
+    return self_model_limits_sentence(pair=pair)
+
+
+def _citation_status(candidates: list[Candidate]) -> dict[int, str]:
+    cited = [c for c in candidates if c.kind == "answer" and c.citations]
+    if not cited:
+        return {}
+    from memory.selectors import citation_status_for
+
+    return {pk: str(status) for pk, status in citation_status_for(episodes=cited).items()}
+
+
+def _check(cancelled: threading.Event | None) -> None:
+    if cancelled is not None and cancelled.is_set():
+        raise BuildAbandoned()
+
+
+def _test_delay(cancelled: threading.Event | None) -> None:
+    """Test hook (settings.TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS): a slow build.
+
+    The delay runs *in the database* (pg_sleep), so a test sees that the deadline
+    cancels the late build's query rather than leaving it running.
+    """
+    delay = float(getattr(settings, "TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS", 0.0) or 0.0)
+    if delay > 0:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(%s)", [delay])
+        _check(cancelled)
+
+
+def memory_block_build(
+    *,
+    organization: Organization,
+    student_external_id: str,
+    subject_external_id: str,
+    message: str,
+    now: datetime,
+    budget: int,
+    legacy_assessment: str | None = None,
+    pair_or_none: Pair | None = None,
+    vector=None,
+    cancelled: threading.Event | None = None,
+) -> BlockResult:
+    """The memory block for one turn (R-5). Reads only; writes nothing.
+
+    `pair_or_none` skips the lookup when the caller already holds the pair (it must
+    belong to `organization`, else it is ignored). `vector` is the message's embedding
+    (see `message_embed`); None has it computed here, timed in `embed_ms`, not in
+    `build_ms`. `cancelled` is set by the deadline runner: the build stops at its next
+    step. Raises format.BudgetTooSmall when the budget cannot hold the block's frame.
+    """
+    request = BuildRequest(
+        organization=organization,
+        student_external_id=student_external_id,
+        subject_external_id=subject_external_id,
+        message=message or "",
+        now=now,
+        budget=budget,
+        legacy_assessment=legacy_assessment,
+    )
+    if pair_or_none is not None and pair_or_none.subject.organization_id != organization.pk:
+        pair_or_none = None
+    return _build(request, pair=pair_or_none, vector=vector, cancelled=cancelled)
+
+
+def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> BlockResult:
+    embed_ms = 0.0
+    message = request.message or ""
+    if vector is None and message.strip():
+        started = time.perf_counter()
+        vector = message_embed(message)
+        embed_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    _ensure_session_settings()
+    _test_delay(cancelled)
+    if pair is not None:
+        student, subject = pair.student, pair.subject
+    else:
+        pair, student, subject = _lookup(request)
+    _check(cancelled)
+    reading: MessageReading = read_message(message)
+    zone = student_zone(student.timezone if student else "UTC")
+    window = parse_time_window(
+        message, now=request.now, timezone_name=student.timezone if student else "UTC"
+    )
+    mode = "history" if reading.history else "ordinary"
+
+    routed: list[str] = []
+    if subject is not None and message.strip():
+        routed = _route_concepts(subject=subject, message=message, vector=vector)
+    _check(cancelled)
+
+    candidates: list[Candidate] = []
+    if pair is not None:
+        has_topic = bool(reading.terms or routed)
+        candidates = candidates_fetch(
+            RetrievalQuery(
+                pair_id=pair.pk,
+                pair_size=pair.head_seq,
+                now=request.now,
+                vector=vector if has_topic else None,
+                terms=reading.terms,
+                concept_names=tuple(routed),
+                window=window,
+                exclude_narrations=window is not None or reading.history,
+                working_set_max_id=_working_set_max_id(pair),
+            )
+        )
+        if window is not None or reading.history:
+            # R-5.6, by wording: the tutor retelling the past is not a memory of it.
+            candidates = [
+                c
+                for c in candidates
+                if not (c.kind == "answer" and is_narration(f"{c.summary}\n{c.text_head}"))
+            ]
+    _check(cancelled)
+
+    beliefs = _beliefs(pair) if pair is not None else []
+    map_count, map_readiness, map_lines = _map(subject) if subject is not None else (0, 0.0, [])
+    limits = _limits_sentence(pair)
+    _check(cancelled)
+
+    lines_by_id: dict[int, fmt.EpisodeLine] = {}
+    for c in candidates:
+        lines_by_id[c.id] = fmt.EpisodeLine(
+            id=c.id,
+            kind=c.kind,
+            summary=c.summary,
+            occurred_at=c.occurred_at,
+            verdict=c.verdict,
+            repeats=c.repeats,
+        )
+    groups: dict[str, list[fmt.EpisodeLine]] = {}
+    for c in candidates:
+        groups.setdefault(c.group, []).append(lines_by_id[c.id])
+    has_history = pair is not None and pair.head_seq > 0
+    parts = fmt.BlockParts(
+        mode=mode,
+        limits_sentence=limits,
+        beliefs=beliefs,
+        episodes=[lines_by_id[c.id] for c in candidates],
+        episode_groups=[groups[g] for g in ("assessment", "conversation", "other") if g in groups],
+        map_count=map_count,
+        map_readiness=map_readiness,
+        map_lines=map_lines,
+        window_label=window.label if window else None,
+        window_preposition=window.preposition if window else "in",
+        window_empty=window is not None and not candidates,
+        has_history=has_history,
+    )
+    # Stale-citation labels only for answers that may be shown: one query for all.
+    statuses = _citation_status(candidates)
+    for pk, status in statuses.items():
+        lines_by_id[pk].stale_citation = status == "changed"
+    formatted = fmt.block_format(parts, budget=request.budget, zone=zone, now=request.now)
+
+    by_id = {c.id: c for c in candidates}
+    recalled = [
+        RecalledEpisode(
+            id=line.id,
+            occurred_at=line.occurred_at,
+            kind=line.kind,
+            summary=line.summary,
+            verification=statuses.get(line.id, "unverifiable"),
+            repeats=line.repeats,
+            score=round(by_id[line.id].score, 4),
+            parts=by_id[line.id].parts,
+            pools=by_id[line.id].pool_names,
+        )
+        for line in formatted.episodes
+    ]
+    build_ms = (time.perf_counter() - started) * 1000
+    result = BlockResult(
+        text=formatted.text,
+        mode=mode,
+        recalled=recalled,
+        window=window,
+        tokens=formatted.tokens,
+        budget=request.budget,
+        build_ms=round(build_ms, 2),
+        embed_ms=round(embed_ms, 2),
+        known_pair=pair is not None,
+        routed_concepts=routed,
+        terms=list(reading.terms),
+    )
+    if request.legacy_assessment is not None:
+        from tutorbrain.block.placement import prompt_place
+
+        result.placed = prompt_place(block=result.text, legacy_assessment=request.legacy_assessment)
+    return result

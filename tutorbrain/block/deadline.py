@@ -1,0 +1,114 @@
+"""The hard deadline of a block build (R-5.11).
+
+The build runs in a worker thread with its own database connection, whose
+`statement_timeout` is the deadline (so no query of a late build can outlive it by
+much). The request thread waits at most the deadline; past it, it answers at once with
+`dropped`, marks the build cancelled (the build stops at its next step) and cancels the
+worker's running query with `pg_cancel_backend`, so an abandoned build is not left
+running against the database.
+
+Worker threads are a small pool, so their connections are reused between turns
+(a new connection per turn would cost more than the build).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+logger = logging.getLogger(__name__)
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        with _executor_lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(
+                    max_workers=settings.TUTORBRAIN_BLOCK_WORKERS,
+                    thread_name_prefix="memory-block",
+                )
+    return _executor
+
+
+@dataclass
+class _Job:
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    backend_pid: int | None = None
+    started: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class DeadlineOutcome:
+    result: Any
+    dropped: bool
+    elapsed_ms: float
+
+
+def _statement_timeout_ms(deadline: float) -> int:
+    return max(1, int(deadline * 1000))
+
+
+def _run(job: _Job, fn: Callable[[threading.Event], Any], deadline: float):
+    close_old_connections()  # drop a connection that broke or outlived CONN_MAX_AGE
+    connection.ensure_connection()
+    raw = connection.connection
+    timeout = _statement_timeout_ms(deadline)
+    if getattr(raw, "_tutorbrain_statement_timeout", None) != timeout:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET statement_timeout = {timeout}")
+        raw._tutorbrain_statement_timeout = timeout
+    job.backend_pid = raw.info.backend_pid
+    job.started.set()
+    try:
+        if job.cancelled.is_set():
+            return None
+        return fn(job.cancelled)
+    finally:
+        job.backend_pid = None
+
+
+def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) -> DeadlineOutcome:
+    """Run `fn(cancelled_event)` in a worker; give up after `deadline` seconds.
+
+    Exceptions of `fn` (bad input found while building) propagate to the caller.
+    """
+    started = time.perf_counter()
+    job = _Job()
+    future = _pool().submit(_run, job, fn, deadline)
+    try:
+        result = future.result(timeout=deadline)
+    except FutureTimeout:
+        job.cancelled.set()
+        pid = job.backend_pid
+        if pid is not None:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_cancel_backend(%s)", [pid])
+            except Exception:  # the answer must not wait on a failed cancel
+                logger.exception("could not cancel the late block build (backend %s)", pid)
+        future.add_done_callback(_log_late_failure)
+        return DeadlineOutcome(
+            result=None, dropped=True, elapsed_ms=(time.perf_counter() - started) * 1000
+        )
+    return DeadlineOutcome(
+        result=result, dropped=False, elapsed_ms=(time.perf_counter() - started) * 1000
+    )
+
+
+def _log_late_failure(future) -> None:
+    exc = future.exception()
+    if exc is not None:
+        logger.info("abandoned block build ended with %s", type(exc).__name__)

@@ -1,0 +1,305 @@
+"""The block's text: a fixed frame, sections in mode order, lines under a token budget (R-5.8).
+
+Budget order: the frame (header, the history/time-window lines, HOW TO USE, footer) is
+paid first and is the minimum budget; then beliefs (cheap, ~20 tokens a line, they
+stand for many episodes, R-4.3); then episodes spend what remains, after a reserve
+for the map; then map lines fill by centrality with what is left. Section *position*
+depends on the mode: history questions put beliefs and earlier work first and the
+map last; ordinary questions put the map first (R-5.7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from tutorbrain.block.tokens import count_tokens, truncate_to_tokens
+
+FRAME_TOP = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT ====="
+FRAME_END = "===== END OF MEMORY ====="
+HISTORY_LINE = (
+    "THE STUDENT IS ASKING ABOUT THEIR OWN RECORD. Answer from what you believe and the "
+    "earlier work below (checks, quizzes and the conversation itself); the subject map "
+    "comes last and is about the material, not about them."
+)
+WINDOW_LINE = (
+    "THE STUDENT IS ASKING ABOUT {label} (their time zone): the earlier work below is only "
+    "from {label}."
+)
+NO_RECORD_LINE = "No record of work with this student {preposition} {label}."
+BELIEFS_HEADER = (
+    "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):"
+)
+NO_BELIEFS_LINE = "- nothing yet: no check of this student is linked to a concept of the map"
+EPISODES_HEADER = "EARLIER WORK WITH THIS STUDENT (oldest first):"
+NO_EPISODES_LINE = "- none on record: this is your first work with this student in this subject"
+MAP_HEADER = (
+    "SUBJECT MAP ({count} concepts; the files explain {percent}% of it, this is about the "
+    "material, NOT the student's mastery):"
+)
+NO_MAP_LINE = "- no file of this subject has been read yet"
+HOW_TO_USE = (
+    "HOW TO USE THIS: it is your own memory of past work with this student, not their "
+    "material. Cite an earlier episode by its date; never claim past work that is not "
+    "listed here. {limits}"
+)
+STALE_CITATION_LABEL = "[note: the file this cited has since been replaced or removed]"
+REPEATS_SUFFIX = "(and {n} more times like it)"
+REPEATS_SUFFIX_ONE = "(and 1 more time like it)"
+
+KIND_PHRASES = {
+    "question": "you were asked: {summary}",
+    "answer": "you answered: {summary}",
+    "check": "check: {summary}",
+    "quiz": "quiz: {summary}",
+    "file": "file: {summary}",
+    "taught": "you were taught: {summary}",
+    "consolidation": "day summary: {summary}",
+}
+
+# Shares of what the frame leaves: beliefs may take at most this much, and this much is
+# kept back for the map while episodes are chosen (unused reserve goes to the map's
+# further lines, and episodes never starve beliefs of their first place).
+BELIEFS_MAX_SHARE = 0.40
+MAP_RESERVE_SHARE = {"ordinary": 0.30, "history": 0.15}
+# Episodes that did not fit, in a row, before the budget is taken as spent.
+EPISODE_MISSES_MAX = 8
+# One line never takes more than this, whatever the episode's summary holds.
+LINE_MAX_TOKENS = 80
+
+
+@dataclass
+class BeliefLine:
+    claim_label: str  # "understands", "struggles with"
+    concept: str
+    confidence: float
+    needs_confirmation: bool = False
+
+    def render(self) -> str:
+        note = " [to confirm]" if self.needs_confirmation else ""
+        return f"- {self.claim_label} {self.concept} ({self.confidence:.2f}){note}"
+
+
+@dataclass
+class EpisodeLine:
+    id: int
+    kind: str
+    summary: str
+    occurred_at: datetime
+    verdict: str = ""
+    repeats: int = 0
+    stale_citation: bool = False
+
+    def render(self, *, zone: ZoneInfo, now: datetime) -> str:
+        local = self.occurred_at.astimezone(zone)
+        when = local.strftime("%d %b").lstrip("0")
+        if local.year != now.astimezone(zone).year:
+            when += f" {local.year}"
+        summary = " ".join(self.summary.split())
+        if self.kind in ("check", "quiz") and self.verdict and self.verdict not in summary:
+            summary = f"{summary}: {self.verdict}"
+        text = f"- {when} · " + KIND_PHRASES.get(self.kind, "{summary}").format(summary=summary)
+        if self.repeats:
+            suffix = (
+                REPEATS_SUFFIX_ONE if self.repeats == 1 else REPEATS_SUFFIX.format(n=self.repeats)
+            )
+            text = f"{text} {suffix}"
+        if self.stale_citation:
+            text = f"{text} {STALE_CITATION_LABEL}"
+        return text
+
+
+@dataclass
+class MapLine:
+    name: str
+    summary: str
+    taught_note: str | None
+    builds_on: list[str]
+
+    def render(self) -> str:
+        text = f"- {self.name}"
+        if self.summary:
+            text += f": {' '.join(self.summary.split())}"
+        if self.taught_note:
+            text += f" [taught: {' '.join(self.taught_note.split())}]"
+        if self.builds_on:
+            text += f" (builds on: {', '.join(self.builds_on)})"
+        return text
+
+
+@dataclass
+class BlockParts:
+    mode: str  # "ordinary" | "history"
+    limits_sentence: str
+    beliefs: list[BeliefLine]
+    episodes: list[EpisodeLine]  # best first
+    map_count: int
+    map_readiness: float
+    map_lines: list[MapLine]  # by centrality
+    window_label: str | None = None
+    window_preposition: str = "in"
+    window_empty: bool = False
+    has_history: bool = True  # False: nothing at all on record for this pair
+    # History mode: episodes grouped by kind group, each best first, taken in turn.
+    episode_groups: list[list[EpisodeLine]] = field(default_factory=list)
+
+
+@dataclass
+class FormattedBlock:
+    text: str
+    tokens: int
+    episodes: list[EpisodeLine]  # what made it into the text, oldest first
+    beliefs_shown: int
+    map_lines_shown: int
+
+
+class BudgetTooSmall(Exception):
+    def __init__(self, minimum: int):
+        super().__init__(f"must be at least {minimum} tokens (the block's frame alone)")
+        self.minimum = minimum
+
+
+def _cost(line: str) -> int:
+    return count_tokens(line) + 1  # the line and its newline
+
+
+def frame_lines(parts: BlockParts) -> tuple[list[str], list[str]]:
+    head = [FRAME_TOP]
+    if parts.mode == "history":
+        head.append(HISTORY_LINE)
+    if parts.window_label:
+        template = NO_RECORD_LINE if parts.window_empty else WINDOW_LINE
+        head.append(template.format(preposition=parts.window_preposition, label=parts.window_label))
+    tail = [HOW_TO_USE.format(limits=parts.limits_sentence).rstrip(), FRAME_END]
+    return head, tail
+
+
+def frame_tokens(parts: BlockParts) -> int:
+    head, tail = frame_lines(parts)
+    # The last line has no newline after it.
+    return sum(_cost(line) for line in head + tail) - 1
+
+
+def _take(lines: list[str], allowance: int) -> tuple[list[str], int]:
+    """Lines from the front while they fit; a too-long line is cut to fit its cap."""
+    taken, spent = [], 0
+    for line in lines:
+        if count_tokens(line) > LINE_MAX_TOKENS:
+            line = truncate_to_tokens(line, LINE_MAX_TOKENS)
+        cost = _cost(line)
+        if spent + cost > allowance:
+            break
+        taken.append(line)
+        spent += cost
+    return taken, spent
+
+
+def _section(header: str, lines: list[str], empty_line: str | None, allowance: int):
+    """A section's header and lines within `allowance`; nothing when even one line won't fit."""
+    header_cost = _cost(header)
+    if not lines:
+        lines = [empty_line] if empty_line else []
+    if not lines or header_cost >= allowance:
+        return [], 0
+    taken, spent = _take(lines, allowance - header_cost)
+    if not taken:
+        return [], 0
+    return [header, *taken], header_cost + spent
+
+
+def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetime):
+    """The block text within `budget` tokens (by tokens.count_tokens), or BudgetTooSmall."""
+    minimum = frame_tokens(parts)
+    if budget < minimum:
+        raise BudgetTooSmall(minimum)
+    head, tail = frame_lines(parts)
+    remaining = budget - minimum
+
+    # Beliefs first.
+    belief_section, spent = _section(
+        BELIEFS_HEADER,
+        [b.render() for b in parts.beliefs],
+        NO_BELIEFS_LINE if parts.has_history else None,
+        int(remaining * BELIEFS_MAX_SHARE) if parts.beliefs else remaining,
+    )
+    remaining -= spent
+    beliefs_shown = max(0, len(belief_section) - 1) if parts.beliefs else 0
+
+    # Map reserve, then episodes.
+    map_header = MAP_HEADER.format(count=parts.map_count, percent=round(parts.map_readiness * 100))
+    map_rendered = [m.render() for m in parts.map_lines]
+    map_need = _cost(map_header) + sum(_cost(line) for line in map_rendered[:3])
+    reserve = min(map_need, int(remaining * MAP_RESERVE_SHARE[parts.mode])) if map_rendered else 0
+
+    episodes_chosen: list[EpisodeLine] = []
+    episode_section: list[str] = []
+    if not parts.window_empty:
+        allowance = remaining - reserve
+        order = _episode_order(parts)
+        chosen_lines: list[tuple[EpisodeLine, str]] = []
+        spent = _cost(EPISODES_HEADER)
+        misses = 0
+        for line in order:
+            rendered = line.render(zone=zone, now=now)
+            if count_tokens(rendered) > LINE_MAX_TOKENS:
+                rendered = truncate_to_tokens(rendered, LINE_MAX_TOKENS)
+            cost = _cost(rendered)
+            if spent + cost > allowance:
+                # A shorter line further down may still fit; stop looking after a few.
+                misses += 1
+                if misses >= EPISODE_MISSES_MAX:
+                    break
+                continue
+            chosen_lines.append((line, rendered))
+            spent += cost
+        if chosen_lines:
+            chosen_lines.sort(key=lambda pair: (pair[0].occurred_at, pair[0].id))
+            episodes_chosen = [line for line, _ in chosen_lines]
+            episode_section = [EPISODES_HEADER, *[text for _, text in chosen_lines]]
+            remaining -= spent
+        elif not parts.has_history and _cost(EPISODES_HEADER) + _cost(NO_EPISODES_LINE) <= (
+            remaining - reserve
+        ):
+            episode_section = [EPISODES_HEADER, NO_EPISODES_LINE]
+            remaining -= _cost(EPISODES_HEADER) + _cost(NO_EPISODES_LINE)
+
+    # Map lines by centrality with whatever is left.
+    map_section, spent = _section(
+        map_header, map_rendered, None if map_rendered else NO_MAP_LINE, remaining
+    )
+    if not map_rendered and parts.map_count == 0:
+        map_section = []  # no map at all: say nothing rather than a header about nothing
+        spent = 0
+    remaining -= spent
+
+    if parts.mode == "history":
+        body = belief_section + episode_section + map_section
+    else:
+        body = map_section + belief_section + episode_section
+    text = "\n".join(head + body + tail)
+    tokens = count_tokens(text)
+    if tokens > budget:  # a bug, never a silent overrun
+        raise AssertionError(f"block of {tokens} tokens exceeds its budget of {budget}")
+    return FormattedBlock(
+        text=text,
+        tokens=tokens,
+        episodes=episodes_chosen,
+        beliefs_shown=beliefs_shown,
+        map_lines_shown=max(0, len(map_section) - 1),
+    )
+
+
+def _episode_order(parts: BlockParts) -> list[EpisodeLine]:
+    """Best first; in history mode the kind groups take turns (conversation included)."""
+    if parts.mode != "history" or not parts.episode_groups:
+        return list(parts.episodes)
+    order: list[EpisodeLine] = []
+    groups = [list(g) for g in parts.episode_groups if g]
+    index = 0
+    while any(groups):
+        group = groups[index % len(groups)]
+        if group:
+            order.append(group.pop(0))
+        index += 1
+    return order

@@ -1,0 +1,71 @@
+"""Reading the student's message without a model: history questions, topic words.
+
+Every cue list is data in `tutorbrain.language.data.<code>` (DESIGN §4); this module
+only applies them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from tutorbrain import language
+
+# The full-text pool ORs at most this many distinctive words of the message.
+MAX_QUERY_TERMS = 12
+
+
+@dataclass(frozen=True)
+class MessageReading:
+    history: bool  # R-5.7: the student asks about their own record
+    terms: tuple[str, ...]  # distinctive topic words for the full-text pool (R-5.2)
+
+    @property
+    def has_topic(self) -> bool:
+        return bool(self.terms)
+
+
+@cache
+def _non_topic_words() -> frozenset[str]:
+    """Words that say how or when the student asks, never what about."""
+    out: set[str] = set(language.all_month_names())
+    for code in language.languages():
+        for phrase, _, _ in language.relative_phrases(code):
+            out.update(phrase.split(" "))
+    for key in ("utterance_cues", "question_words", "month_context_words"):
+        for phrase in language.cue_set(key):
+            out.update(phrase.split(" "))
+    return frozenset(out)
+
+
+def is_history_question(message: str) -> bool:
+    return bool(message) and language.find_cue(message, "history_cues") is not None
+
+
+def read_message(message: str) -> MessageReading:
+    """The history flag and the topic words of a message.
+
+    History cue phrases and time phrases are cut out before the topic words are taken:
+    in "What did I get wrong so far?" nothing is left (no topic: the record itself is
+    the subject), in "¿Qué vimos en julio sobre la ósmosis?" only "osmosis" is.
+    """
+    if not message or not message.strip():
+        return MessageReading(history=False, terms=())
+    text = language.normalized_phrase(message)
+    history = False
+    pattern = language.cue_pattern("history_cues")
+    if pattern is not None and pattern.search(text):
+        history = True
+        text = pattern.sub(" ", text)
+    skip = _non_topic_words()
+    terms: list[str] = []
+    for word in language.search_terms(text):
+        if word in skip or word in terms:
+            continue
+        terms.append(word)
+    return MessageReading(history=history, terms=tuple(terms[:MAX_QUERY_TERMS]))
+
+
+def is_narration(text: str) -> bool:
+    """An answer that retells earlier sessions ("in July we saw …"), by narration cues."""
+    return bool(text) and language.find_cue(text, "narration_cues") is not None

@@ -1,0 +1,62 @@
+"""The working set (R-7.5): compact, rebuildable per-pair state that makes the block fast.
+
+A block build ranks the pair's whole history by similarity to the message. Read from
+the episode index, that means detoasting every 2 KB vector of the pair (10,000
+episodes: ~20 ms on the 2-core bench machine). The working set keeps, per pair and per
+episode, a 64-byte binary signature of the vector (pgvector `binary_quantize`) and the
+episode's concept names, inline in narrow rows: the vector pool scans signatures by
+Hamming distance (~1–2 ms for 10,000), then re-ranks the best few hundred by exact
+cosine on the real vectors; the concept pool scans the narrow rows instead of the wide
+episode table.
+
+It is derived data, rebuilt nightly (tutorbrain.block.working_set.working_set_rebuild);
+episodes appended since the last rebuild (id > `max_episode_id`) are read from the
+episode index directly, so the block is always complete, the working set only faster.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from pgvector.django import BitField
+
+from memory.models import Episode, Pair
+
+
+class WorkingSet(models.Model):
+    """What the pair's working set covers: episodes up to `max_episode_id`."""
+
+    pair = models.OneToOneField(
+        Pair, primary_key=True, on_delete=models.CASCADE, related_name="block_working_set"
+    )
+    max_episode_id = models.BigIntegerField(default=0)
+    episode_count = models.PositiveIntegerField(default=0)
+    # Signatures of another embedding model are not comparable: such a set is ignored.
+    embedding_model = models.CharField(max_length=100, blank=True)
+    built_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"working set of {self.pair_id} (≤ episode {self.max_episode_id})"
+
+
+class WorkingSetEpisode(models.Model):
+    """One episode of a pair's working set: a binary signature and its concept names."""
+
+    episode = models.OneToOneField(
+        Episode, primary_key=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="+")
+    occurred_at = models.DateTimeField()
+    # None: the episode has no vector of the current model (the other pools still see it).
+    signature = BitField(length=settings.TUTORBRAIN_EMBEDDING_DIMENSIONS, null=True)
+    concepts = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+
+    class Meta:
+        indexes = [
+            # Every pool query of the block reads one pair's rows (optionally in a window).
+            models.Index(fields=["pair", "occurred_at"], name="wsepisode_pair_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"working-set row of episode {self.episode_id}"

@@ -1,0 +1,430 @@
+"""Widen first, then cut (R-5.2–R-5.4): four candidate pools, scored and filtered in one query.
+
+The pools each reach the pair's whole history (or the whole time window, R-5.5):
+
+1. **recent** — the `RECENT_POOL_SIZE` most recent episodes (index episodeindex_pair_time_idx);
+2. **lexical** — every episode whose search document holds a distinctive word of the
+   message (GIN episodeindex_search_gin, 'simple' configuration: the words were already
+   normalised and stop-word filtered in Python, for all five languages);
+3. **conceptual** — every episode that touches a concept the message was routed to
+   (GIN episode_concepts_gin on Episode.concepts);
+4. **semantic** — the nearest neighbours of the message's embedding (HNSW
+   episodeindex_embedding_hnsw, filtered by pair with pgvector's iterative index scan).
+
+Scoring, the match filter, the collapse of repeats and the cut to the best rows run in
+the same SQL statement, so only a few hundred short rows ever reach Python, whatever
+the size of the history. Every weight is a named constant below; the scores are
+returned part by part (the admin preview shows why each episode was chosen).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+from tutorbrain.block.timewindow import TimeWindow
+
+# ---- Pools -------------------------------------------------------------------------------
+RECENT_POOL_SIZE = 500
+# The lexical and concept pools take every match; these caps only bound a pathological
+# message (a word present in every episode). Within a cap the newest matches are kept.
+LEXICAL_POOL_MAX = 2_000
+CONCEPT_POOL_MAX = 2_000
+SEMANTIC_POOL_SIZE = 50
+# With a working set, the vector pool first takes this many nearest binary signatures
+# (Hamming distance), then re-ranks them by exact cosine on the real vectors.
+SIGNATURE_PREFILTER = 400
+# pgvector iterative HNSW scan: keep walking the graph until enough neighbours of *this
+# pair* are found (a pair is a sliver of a large database), up to this many tuples.
+HNSW_EF_SEARCH = 100
+HNSW_MAX_SCAN_TUPLES = 20_000
+
+# ---- Score (R-5.3) ------------------------------------------------------------------------
+# Starting weights from the original design, hand-set, not tuned.
+WEIGHT_RELEVANCE = 0.55
+WEIGHT_RECENCY = 0.15
+# Salience (fixed at write time by kind, memory.rules: 0.30 answer … 0.85 taught) gets
+# 0.25: the spread between kinds (0.25 × 0.55 = 0.14) is about recency's whole range
+# (0.15) — a failed check from March stands level with yesterday's small talk — and
+# well below relevance (0.55), so the memory that matches the message better wins.
+WEIGHT_SALIENCE = 0.25
+# Recency halves every RECENCY_HALF_LIFE_DAYS: 0.5 ** (200 / 74.6) = 0.156, the
+# original design's "a 200-day-old memory keeps ~0.156 of its recency".
+RECENCY_REFERENCE_DAYS = 200
+RECENCY_KEPT_AT_REFERENCE = 0.156
+RECENCY_HALF_LIFE_DAYS = RECENCY_REFERENCE_DAYS * math.log(2) / -math.log(RECENCY_KEPT_AT_REFERENCE)
+
+# Relevance in [0, 1] from three signals. Words of the message found in the episode are
+# the strongest evidence; the concept route and the embedding carry what words cannot
+# (another language, a synonym).
+RELEVANCE_LEXICAL = 0.50  # × the share of the message's distinctive words it contains
+RELEVANCE_CONCEPT = 0.20  # touches a concept the message was routed to
+RELEVANCE_SEMANTIC = 0.30  # × cosine similarity rescaled from [floor, ceiling] to [0, 1]
+SEMANTIC_FLOOR = 0.30
+SEMANTIC_CEILING = 0.90
+# An episode "matches" the message (survives the match filter) when it contains one of
+# its distinctive words, touches a routed concept, or is a near paraphrase of it.
+# Measured with the multilingual USE model: "What is osmosis in plants?" scores 0.68
+# against both "Explained osmosis in plants" and "What is diffusion in plants?" —
+# shared wording dominates — so similarity alone matches only above 0.80; other
+# languages and synonyms reach their episodes through concept routing instead.
+SEMANTIC_MATCH_MIN = 0.80
+
+# How many scored rows reach Python: the best of each kind group (history mode balances
+# the groups), far more than any budget can show.
+ROWS_PER_GROUP = 80
+ROWS_MAX = 240
+
+POOL_RECENT, POOL_LEXICAL, POOL_CONCEPT, POOL_SEMANTIC = 1, 2, 4, 8
+POOL_NAMES = {
+    POOL_RECENT: "recent",
+    POOL_LEXICAL: "words",
+    POOL_CONCEPT: "concept",
+    POOL_SEMANTIC: "meaning",
+}
+# Kind groups: history mode takes from each in turn, so the record it shows includes
+# the conversation, not only checks and quizzes (R-5.7).
+KIND_GROUPS = {
+    "check": "assessment",
+    "quiz": "assessment",
+    "question": "conversation",
+    "answer": "conversation",
+    "taught": "other",
+    "file": "other",
+    "consolidation": "other",
+}
+
+
+@dataclass
+class Candidate:
+    id: int
+    kind: str
+    summary: str
+    occurred_at: datetime
+    salience: float
+    verdict: str
+    text_head: str
+    recalled_ids: list[int]
+    citations: list[dict[str, Any]]
+    similarity: float
+    term_hits: int
+    concept_hit: bool
+    matched: bool
+    pools: int
+    relevance: float
+    recency: float
+    score: float
+    repeats: int  # how many other episodes say exactly the same (R-5.4)
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def group(self) -> str:
+        return KIND_GROUPS.get(self.kind, "other")
+
+    @property
+    def pool_names(self) -> list[str]:
+        return [name for bit, name in POOL_NAMES.items() if self.pools & bit]
+
+    @property
+    def evidence(self) -> dict[str, Any]:
+        # The shape memory.selectors.citation_status_for reads.
+        return {"citations": self.citations}
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
+@dataclass(frozen=True)
+class RetrievalQuery:
+    pair_id: int
+    pair_size: int  # episodes in the pair's chain (for word rarity)
+    now: datetime
+    vector: list[float] | None
+    terms: tuple[str, ...]
+    concept_names: tuple[str, ...]
+    window: TimeWindow | None
+    exclude_narrations: bool
+    # Episodes with id <= this are in the pair's working set (tutorbrain.block.models);
+    # 0: no usable working set, every pool reads the episode tables directly.
+    working_set_max_id: int = 0
+
+
+def session_settings_sql() -> str:
+    return (
+        "SET hnsw.iterative_scan = 'relaxed_order'; "
+        f"SET hnsw.ef_search = {HNSW_EF_SEARCH}; "
+        f"SET hnsw.max_scan_tuples = {HNSW_MAX_SCAN_TUPLES}"
+    )
+
+
+def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
+    """Score every candidate of the four pools; return the best rows, repeats collapsed.
+
+    The match filter (R-5.3): when the message has a topic and any candidate matches
+    it, only matching candidates survive. Exemptions: no topic (no message, or only
+    cue words) and nothing matching — then the recent pool is the offer, ranked by
+    salience and recency.
+    """
+    params: dict[str, Any] = {
+        "pair": query.pair_id,
+        "now": query.now,
+        "recent": RECENT_POOL_SIZE,
+        "lexcap": LEXICAL_POOL_MAX,
+        "conceptcap": CONCEPT_POOL_MAX,
+        "k": SEMANTIC_POOL_SIZE,
+        "w_rel": WEIGHT_RELEVANCE,
+        "w_sal": WEIGHT_SALIENCE,
+        "w_rec": WEIGHT_RECENCY,
+        "half_life": RECENCY_HALF_LIFE_DAYS,
+        "r_lex": RELEVANCE_LEXICAL,
+        "r_con": RELEVANCE_CONCEPT,
+        "r_sem": RELEVANCE_SEMANTIC,
+        "sem_floor": SEMANTIC_FLOOR,
+        "sem_span": SEMANTIC_CEILING - SEMANTIC_FLOOR,
+        "sem_match": SEMANTIC_MATCH_MIN,
+        "per_group": ROWS_PER_GROUP,
+        "rows": ROWS_MAX,
+        "names": list(query.concept_names),
+        "n_pair": max(1, query.pair_size),
+        "has_topic": bool(query.terms or query.concept_names),
+        "vector": None,
+        "ws_max": query.working_set_max_id,
+        "prefilter": SIGNATURE_PREFILTER,
+    }
+    window_ix = window_e = window_w = ""
+    if query.window is not None:
+        params["w_start"] = query.window.start
+        params["w_end"] = query.window.end
+        window_ix = "AND ix.occurred_at >= %(w_start)s AND ix.occurred_at < %(w_end)s"
+        window_e = "AND e.occurred_at >= %(w_start)s AND e.occurred_at < %(w_end)s"
+        window_w = "AND w.occurred_at >= %(w_start)s AND w.occurred_at < %(w_end)s"
+    use_ws = query.working_set_max_id > 0
+
+    # Term expressions use positional-looking names to keep one parameter style.
+    tsq_parts, hit_columns, df_columns, idf_parts = [], [], [], []
+    for i, term in enumerate(query.terms):
+        params[f"t{i}"] = term
+        tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s)")
+        hit_columns.append(f"(ix.search @@ plainto_tsquery('simple', %(t{i})s))::int AS h{i}")
+        df_columns.append(f"sum(h{i}) OVER () AS df{i}")
+        idf_parts.append((f"h{i}", f"ln(1 + %(n_pair)s::float8 / GREATEST(df{i}, 1))"))
+    tsquery = " || ".join(tsq_parts)
+    term_hits = " + ".join(f"h{i}" for i in range(len(query.terms))) or "0"
+    # Each word weighs by its rarity in this student's history (inverse document
+    # frequency): "osmosis" says more than "plants" when plants come up every week.
+    lexical_share = (
+        "("
+        + " + ".join(f"{idf} * {h}" for h, idf in idf_parts)
+        + ") / ("
+        + " + ".join(idf for _, idf in idf_parts)
+        + ")"
+        if idf_parts
+        else "0"
+    )
+    hit_select = "".join(f", {c}" for c in hit_columns)
+    df_select = "".join(f", {c}" for c in df_columns)
+
+    pools = [
+        f"""SELECT ix.episode_id, {POOL_RECENT} AS flag FROM (
+              SELECT ix.episode_id FROM memory_episodeindex ix
+              WHERE ix.pair_id = %(pair)s {window_ix}
+              ORDER BY ix.occurred_at DESC LIMIT %(recent)s) ix"""
+    ]
+    if query.terms:
+        pools.append(
+            f"""SELECT ix.episode_id, {POOL_LEXICAL} FROM (
+                  SELECT ix.episode_id FROM memory_episodeindex ix
+                  WHERE ix.pair_id = %(pair)s AND ix.search @@ ({tsquery}) {window_ix}
+                  ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s) ix"""
+        )
+    if query.concept_names and use_ws:
+        pools.append(
+            f"""SELECT c.episode_id, {POOL_CONCEPT} FROM (
+                  SELECT episode_id, occurred_at FROM (
+                    SELECT w.episode_id, w.occurred_at FROM tutorbrain_block_workingsetepisode w
+                    WHERE w.pair_id = %(pair)s AND w.concepts && %(names)s::varchar[] {window_w}
+                    UNION ALL
+                    SELECT e.id, e.occurred_at FROM memory_episode e
+                    WHERE e.pair_id = %(pair)s AND e.id > %(ws_max)s
+                      AND e.concepts && %(names)s::varchar[] {window_e}) both_
+                  ORDER BY occurred_at DESC LIMIT %(conceptcap)s) c"""
+        )
+    elif query.concept_names:
+        pools.append(
+            f"""SELECT e.id, {POOL_CONCEPT} FROM (
+                  SELECT e.id FROM memory_episode e
+                  WHERE e.pair_id = %(pair)s AND e.concepts && %(names)s::varchar[] {window_e}
+                  ORDER BY e.occurred_at DESC LIMIT %(conceptcap)s) e"""
+        )
+    if query.vector is not None:
+        params["vector"] = _vector_literal(query.vector)
+        newer = "AND ix.episode_id > %(ws_max)s" if use_ws else ""
+        pools.append(
+            f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
+                  SELECT ix.episode_id FROM memory_episodeindex ix
+                  WHERE ix.pair_id = %(pair)s AND ix.embedding IS NOT NULL {newer} {window_ix}
+                  ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
+        )
+        if use_ws:
+            pools.append(
+                f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
+                      SELECT ix.episode_id FROM memory_episodeindex ix
+                      JOIN (SELECT w.episode_id FROM tutorbrain_block_workingsetepisode w
+                            WHERE w.pair_id = %(pair)s AND w.signature IS NOT NULL {window_w}
+                            ORDER BY w.signature <~> binary_quantize(%(vector)s::vector)
+                            LIMIT %(prefilter)s) near ON near.episode_id = ix.episode_id
+                      ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
+            )
+    narration_filter = ""
+    if query.exclude_narrations:
+        # R-5.6: an answer built from recalled memories retells the past; it is not a
+        # memory of the period it describes. (Narration *wording* is checked in Python.)
+        narration_filter = (
+            "AND NOT (e.kind = 'answer' AND "
+            "jsonb_array_length(COALESCE(e.evidence->'recalled_ids', '[]'::jsonb)) > 0)"
+        )
+    similarity = (
+        "COALESCE(1 - (ix.embedding <=> %(vector)s::vector), 0)"
+        if query.vector is not None
+        else "0::float8"
+    )
+    sql = f"""
+    WITH pool AS (
+        SELECT episode_id, bit_or(flag) AS pools FROM (
+            {" UNION ALL ".join(pools)}
+        ) u GROUP BY episode_id
+    ),
+    raw AS MATERIALIZED (
+        SELECT e.id, e.kind, e.summary, e.occurred_at, e.salience, e.verdict,
+               CASE WHEN e.kind = 'answer' THEN left(e.text, 600) ELSE '' END AS text_head,
+               CASE WHEN e.kind = 'answer' THEN e.evidence->'recalled_ids' END AS recalled,
+               CASE WHEN e.kind = 'answer' THEN e.evidence->'citations' END AS citations,
+               {similarity} AS similarity{hit_select},
+               (e.concepts && %(names)s::varchar[]) AS concept_hit,
+               pool.pools
+        FROM pool
+        JOIN memory_episode e ON e.id = pool.episode_id
+        JOIN memory_episodeindex ix ON ix.episode_id = e.id
+        WHERE e.pair_id = %(pair)s {narration_filter}
+    ),
+    freq AS (
+        SELECT raw.*, ({term_hits}) AS term_hits{df_select} FROM raw
+    ),
+    judged AS (
+        SELECT freq.*,
+               (term_hits > 0 OR concept_hit OR similarity >= %(sem_match)s) AS matched,
+               %(r_lex)s * {lexical_share}
+                 + %(r_con)s * concept_hit::int
+                 + %(r_sem)s * GREATEST(0, LEAST(1, (similarity - %(sem_floor)s) / %(sem_span)s))
+                 AS relevance,
+               power(0.5, GREATEST(0, EXTRACT(EPOCH FROM (%(now)s - occurred_at)) / 86400.0)
+                      / %(half_life)s) AS recency
+        FROM freq
+    ),
+    filtered AS (
+        SELECT judged.*, bool_or(matched) OVER () AS any_matched FROM judged
+    ),
+    kept AS (
+        SELECT filtered.*,
+               CASE WHEN %(has_topic)s AND any_matched THEN relevance ELSE 0 END AS rel_used
+        FROM filtered
+        WHERE CASE WHEN %(has_topic)s AND any_matched THEN matched
+                   ELSE (pools & {POOL_RECENT}) > 0 END
+    ),
+    scored AS (
+        SELECT kept.*,
+               %(w_rel)s * rel_used + %(w_sal)s * salience + %(w_rec)s * recency AS score
+        FROM kept
+    ),
+    collapsed AS (
+        SELECT scored.*,
+               count(*) OVER (PARTITION BY kind, summary, verdict) - 1 AS repeats,
+               row_number() OVER (PARTITION BY kind, summary, verdict
+                                  ORDER BY score DESC, occurred_at DESC, id DESC) AS copy_rank
+        FROM scored
+    ),
+    grouped AS (
+        SELECT collapsed.*,
+               row_number() OVER (
+                   PARTITION BY CASE WHEN kind IN ('check', 'quiz') THEN 'assessment'
+                                     WHEN kind IN ('question', 'answer') THEN 'conversation'
+                                     ELSE 'other' END
+                   ORDER BY score DESC, occurred_at DESC, id DESC) AS group_rank
+        FROM collapsed WHERE copy_rank = 1
+    )
+    SELECT id, kind, summary, occurred_at, salience, verdict, text_head, recalled, citations,
+           similarity, term_hits, concept_hit, matched, pools, rel_used, recency, score, repeats
+    FROM grouped WHERE group_rank <= %(per_group)s
+    ORDER BY score DESC, occurred_at DESC, id DESC
+    LIMIT %(rows)s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    out = []
+    for row in rows:
+        (
+            pk,
+            kind,
+            summary,
+            occurred_at,
+            salience,
+            verdict,
+            text_head,
+            recalled,
+            citations,
+            similarity,
+            hits,
+            concept_hit,
+            matched,
+            pool_bits,
+            relevance,
+            recency,
+            score,
+            repeats,
+        ) = row
+        candidate = Candidate(
+            id=pk,
+            kind=kind,
+            summary=summary,
+            occurred_at=occurred_at,
+            salience=float(salience),
+            verdict=verdict,
+            text_head=text_head or "",
+            recalled_ids=list(_json(recalled) or []),
+            citations=[c for c in (_json(citations) or []) if isinstance(c, dict)],
+            similarity=float(similarity),
+            term_hits=int(hits),
+            concept_hit=bool(concept_hit),
+            matched=bool(matched),
+            pools=int(pool_bits),
+            relevance=float(relevance),
+            recency=float(recency),
+            score=float(score),
+            repeats=int(repeats),
+        )
+        candidate.parts = {
+            "relevance": round(WEIGHT_RELEVANCE * candidate.relevance, 4),
+            "salience": round(WEIGHT_SALIENCE * candidate.salience, 4),
+            "recency": round(WEIGHT_RECENCY * candidate.recency, 4),
+            "similarity": round(candidate.similarity, 4),
+            "words_matched": candidate.term_hits,
+            "concept_match": candidate.concept_hit,
+        }
+        out.append(candidate)
+    return out
+
+
+def _json(value: Any) -> Any:
+    # Django's psycopg setup hands jsonb to Python as text (JSONField decodes it itself).
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _vector_literal(vector: Any) -> str:
+    return "[" + ",".join(f"{float(x):.6f}" for x in vector) + "]"

@@ -1,0 +1,59 @@
+"""Offline token counting for the block budget.
+
+No tokenizer file may be downloaded at run time, and the chat service's model is not
+known here, so the block counts tokens with a deterministic estimate that leans high
+against common BPE tokenizers (GPT cl100k/o200k, Llama, Mistral), so that a block
+that fits by this count fits by theirs:
+
+- a run of ASCII letters costs ceil(len / 4) tokens (BPE merges ~4 English characters
+  per token; short words are one token);
+- a run of other letters (accented Latin, Arabic, ...) costs ceil(len / 2): these
+  scripts split into shorter pieces;
+- every digit, punctuation mark or symbol costs 1 (BPE groups digits by up to three
+  and often merges punctuation with spaces, so this over-counts);
+- a newline costs 1; other whitespace is free (BPE attaches it to the next word).
+
+The block never exceeds the caller's budget *by this count*: the builder measures each
+line with `count_tokens` and stops before the sum would pass the budget.
+"""
+
+from __future__ import annotations
+
+import re
+
+ASCII_CHARS_PER_TOKEN = 4
+OTHER_CHARS_PER_TOKEN = 2
+
+_PIECES = re.compile(r"[A-Za-z]+|[^\W\d_]+|\n|[^\s]", re.UNICODE)
+
+
+def count_tokens(text: str) -> int:
+    total = 0
+    for piece in _PIECES.findall(text):
+        first = piece[0]
+        if first.isascii() and first.isalpha():
+            total += -(-len(piece) // ASCII_CHARS_PER_TOKEN)
+        elif first.isalpha():
+            total += -(-len(piece) // OTHER_CHARS_PER_TOKEN)
+        else:
+            total += 1
+    return total
+
+
+def truncate_to_tokens(text: str, limit: int, *, ellipsis: str = "…") -> str:
+    """The longest prefix of `text` (cut at a word boundary, plus an ellipsis) whose
+    count is at most `limit`; "" when not even the ellipsis fits."""
+    if count_tokens(text) <= limit:
+        return text
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    # Binary search on the number of words kept: counts are monotone in the prefix.
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid]) + ellipsis) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return ""
+    return " ".join(words[:lo]) + ellipsis
