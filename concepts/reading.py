@@ -57,6 +57,8 @@ def file_kind(name: str, content_type: str = "") -> str | None:
     for extension, kind in _EXTENSIONS.items():
         if lowered.endswith(extension):
             return kind
+    if "." in lowered.rsplit("/", 1)[-1]:
+        return None  # an extension we do not read ("slides.docx"), whatever the type says
     return _CONTENT_TYPES.get((content_type or "").split(";")[0].strip().lower())
 
 

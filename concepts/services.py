@@ -392,8 +392,10 @@ def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> File
     now = now or timezone.now()
     if not _claim(subject_file.pk, now):
         return FileReading.objects.get(pk=subject_file.pk)
-    extractor = extractor_get()
+    extractor_name = ""
     try:
+        extractor = extractor_get()
+        extractor_name = extractor.name
         parsed = reading.parse(
             bytes(subject_file.content),
             reading.file_kind(subject_file.name, subject_file.content_type) or "",
@@ -418,10 +420,10 @@ def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> File
                 finished_at=timezone.now(),
             )
     except (reading.UnreadableFile, ExtractionFailed) as exc:
-        _fail(subject_file.pk, str(exc), getattr(extractor, "name", ""))
+        _fail(subject_file.pk, str(exc), extractor_name)
     except Exception as exc:
         logger.exception("reading file %s failed", subject_file.pk)
-        _fail(subject_file.pk, f"unexpected error: {type(exc).__name__}: {exc}", extractor.name)
+        _fail(subject_file.pk, f"unexpected error: {type(exc).__name__}: {exc}", extractor_name)
     return FileReading.objects.get(pk=subject_file.pk)
 
 

@@ -1,0 +1,142 @@
+"""File intake (R-2.1): the files API, versions, removal, reading states, bad input."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from concepts.models import READINESS_EXPLAINED, READINESS_NAMED, Concept, FileReading
+from memory.models import Episode, SubjectFile
+
+DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
+URL = "/api/v1/files/"
+NOTES = b"# Notes\n\nOsmosis is the diffusion of water across a membrane.\n"
+
+
+def _post(api, name, content, capture=None, **extra):
+    data = {
+        "student": "ana",
+        "subject": "biology",
+        "file": SimpleUploadedFile(name, content),
+        **extra,
+    }
+    if capture is None:
+        return api.post(URL, data, format="multipart")
+    with capture(execute=True):
+        return api.post(URL, data, format="multipart")
+
+
+def test_uploading_a_markdown_file_registers_logs_and_reads_it(
+    api, django_capture_on_commit_callbacks
+):
+    response = _post(api, "notes.md", NOTES, django_capture_on_commit_callbacks)
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["page_count"] == 1 and body["reading_state"] == "queued"
+    assert len(body["fingerprint"]) == 64
+    reading = FileReading.objects.get(pk=body["file_id"])
+    assert reading.state == FileReading.State.DONE and reading.concepts_found == 1
+    episode = Episode.objects.get(kind="file")
+    assert episode.evidence["file_id"] == body["file_id"]
+    assert Concept.objects.get(key="osmosis").readiness == READINESS_EXPLAINED
+    assert api.get(f"{URL}{body['file_id']}/").json()["reading_state"] == "done"
+
+
+def test_a_pdf_keeps_its_page_count_and_pages(api, django_capture_on_commit_callbacks):
+    pdf = (DATA / "energy-in-the-cell.pdf").read_bytes()
+    body = _post(api, "energy-in-the-cell.pdf", pdf, django_capture_on_commit_callbacks).json()
+    assert body["page_count"] == 3 and body["content_type"] == "application/pdf"
+    mitochondria = Concept.objects.get(key="mitochondria")
+    assert mitochondria.sources.get().pages == [2]
+
+
+def test_a_new_version_with_the_same_name_replaces_the_old(api, django_capture_on_commit_callbacks):
+    first = _post(api, "notes.md", NOTES, django_capture_on_commit_callbacks).json()
+    second = _post(api, "notes.md", NOTES + b"\nDiffusion is the spreading of particles.\n",
+                   django_capture_on_commit_callbacks).json()  # fmt: skip
+    assert second["replaces_file_id"] == first["file_id"]
+    old = api.get(f"{URL}{first['file_id']}/").json()
+    assert old["current"] is False and old["replaced_by_file_id"] == second["file_id"]
+    assert Episode.objects.filter(kind="file").count() == 2
+    # The same bytes again are not a new version.
+    again = _post(api, "notes.md", NOTES + b"\nDiffusion is the spreading of particles.\n")
+    assert again.status_code == 200 and again.json()["file_id"] == second["file_id"]
+    assert Episode.objects.filter(kind="file").count() == 2
+
+
+def test_removing_a_file_is_recorded_and_its_concepts_are_no_longer_explained(
+    api, django_capture_on_commit_callbacks
+):
+    body = _post(api, "notes.md", NOTES, django_capture_on_commit_callbacks).json()
+    response = api.delete(f"{URL}{body['file_id']}/")
+    assert response.status_code == 200 and response.json()["removed_at"]
+    assert SubjectFile.objects.filter(pk=body["file_id"]).exists()
+    assert Concept.objects.get(key="osmosis").readiness == READINESS_NAMED
+    assert api.delete(f"{URL}{body['file_id']}/").status_code == 400
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("empty.md", b"", "empty"),
+        ("slides.docx", b"PK\x03\x04 not supported", "unsupported file type"),
+        ("broken.pdf", b"%PDF-1.4\n this is not a real PDF body", "PDF"),
+        ("fake.pdf", b"hello, I am text", "not a PDF"),
+    ],
+)
+def test_bad_files_are_a_400_naming_the_field_and_nothing_is_written(api, name, content, message):
+    response = _post(api, name, content)
+    assert response.status_code == 400, response.json()
+    assert response.json()["field"] == "file"
+    assert message in response.json()["error"]
+    assert not SubjectFile.objects.exists()
+    assert not Episode.objects.exists()
+
+
+def test_a_file_over_the_size_limit_is_refused(api, settings):
+    settings.TUTORBRAIN_MAX_FILE_BYTES = 1024
+    response = _post(api, "big.md", b"x" * 2048)
+    assert response.status_code == 400 and "limit" in response.json()["error"]
+    assert not SubjectFile.objects.exists()
+
+
+def test_another_organizations_file_is_not_found(api, django_capture_on_commit_callbacks):
+    from rest_framework.test import APIClient
+
+    from memory.services import api_key_create
+    from tests.factories import OrganizationFactory
+
+    body = _post(api, "notes.md", NOTES, django_capture_on_commit_callbacks).json()
+    _, other_key = api_key_create(organization=OrganizationFactory(), name="other")
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Api-Key {other_key}")
+    assert other.get(f"{URL}{body['file_id']}/").status_code == 404
+    assert other.delete(f"{URL}{body['file_id']}/").status_code == 404
+
+
+def test_text_that_is_not_utf8_fails_the_reading_with_the_reason(
+    api, django_capture_on_commit_callbacks
+):
+    body = _post(api, "latin1.txt", "Ósmosis es".encode("latin-1") + b"\xff\xfe\x00",
+                 django_capture_on_commit_callbacks).json()  # fmt: skip
+    reading = FileReading.objects.get(pk=body["file_id"])
+    assert reading.state == FileReading.State.FAILED
+    assert "UTF-8" in reading.reason
+    assert not Concept.objects.exists()
+
+
+@pytest.mark.celery_worker
+def test_the_reading_runs_in_a_real_celery_worker_after_the_upload_commits(celery_worker, pair):
+    from concepts.services import file_upload
+
+    upload = file_upload(pair=pair, name="notes.md", content=NOTES)
+    deadline = time.monotonic() + 90
+    state = FileReading.State.QUEUED
+    while time.monotonic() < deadline and state in ("queued", "reading"):
+        time.sleep(0.5)
+        state = FileReading.objects.get(pk=upload.file.pk).state
+    assert state == FileReading.State.DONE
+    assert Concept.objects.filter(subject=pair.subject, key="osmosis").exists()
