@@ -181,6 +181,8 @@ def test_removing_the_tail_without_moving_the_head_is_named_as_truncated(pair):
     delete_episode(pair, 5)
     report = chain_report(pair=pair)
     assert (report.broken_seq, report.failure) == (5, "truncated")
+    code, output = verify_command()
+    assert code == 1 and "truncated" in output
 
 
 def _cut_tail_and_rewind_head(pair, keep: int) -> None:

@@ -15,6 +15,7 @@ Appends include the other apps' after-commit receivers unless --log-only.
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -103,7 +104,10 @@ class Command(BaseCommand):
             episodes_appended.receivers = []
             episodes_appended.sender_receivers_cache.clear()
         self.org = organization_create(name=f"bench episodes {uuid.uuid4().hex[:8]}")
-        self.stdout.write(f"database {name}, organization {self.org.slug}")
+        self.stdout.write(
+            f"database {name}, organization {self.org.slug}, {os.cpu_count()} cores, "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         self.pairs_made = 0
 
         n, ne = options["appends"], options["embed_appends"]
@@ -119,6 +123,7 @@ class Command(BaseCommand):
         self._concurrent(f"{threads} threads, {len(chains)} chains", chains, threads, n)
         if options["chain_size"]:
             self._verify(options["chain_size"], options["verify_runs"])
+        self.stdout.write(f"load average at the end {os.getloadavg()[0]:.1f}")
 
     def _create_database(self, name: str) -> None:
         params = dict(connection.get_connection_params())
