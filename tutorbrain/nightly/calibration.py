@@ -85,9 +85,10 @@ def calibration_from_sums(
     ece = 0.0
     for i in range(bins):
         n = counts[i]
-        mean_p = sums_p[i] / n if n else None
-        mean_y = sums_y[i] / n if n else None
+        mean_p: float | None = None
+        mean_y: float | None = None
         if n:
+            mean_p, mean_y = sums_p[i] / n, sums_y[i] / n
             ece += (n / total) * abs(mean_y - mean_p)
         result_bins.append(
             Bin(
