@@ -62,3 +62,48 @@ def test_recalled_refs_point_to_earlier_events():
         for event in plan.events:
             assert set(event.recall_refs) <= seen
             seen.add(event.ref)
+
+
+# ---- loading through the product's services (real database) ---------------------------------
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_loaded_history_keeps_an_intact_chain_and_feeds_the_map_and_beliefs(organization):
+    from beliefs.models import Belief
+    from concepts.models import Concept
+    from memory.models import Episode, SubjectFile
+    from memory.services import chain_verify
+    from tutorbrain.evaluation.generator import history_load
+
+    plan = history_plan(seed=21, index=0)
+    loaded = history_load(plan=plan, organization=organization)
+    pair = loaded.pair
+
+    verification = chain_verify(pair=pair)
+    assert verification.intact, verification.reason
+    assert verification.length == pair.head_seq
+    # every planned event is in the chain, at the time it was planned
+    episodes = {e.pk: e for e in Episode.objects.filter(pair=pair)}
+    for event in plan.events:
+        assert episodes[loaded.ids[event.ref]].occurred_at == event.occurred_at
+    # the files were read into the map; one was replaced, the worksheet removed
+    assert Concept.objects.filter(subject=pair.subject).count() >= 8
+    files = SubjectFile.objects.filter(subject=pair.subject)
+    assert files.filter(replaced_at__isnull=False).count() == 1
+    assert files.filter(removed_at__isnull=False).count() == 1
+    # checks named by concept became beliefs through the real signal handler
+    assert Belief.objects.current().filter(pair=pair).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_loading_the_same_plan_twice_appends_nothing_the_second_time(organization):
+    from tutorbrain.evaluation.generator import history_load
+
+    plan = history_plan(seed=22, index=1)
+    first = history_load(plan=plan, organization=organization)
+    head = first.pair.head_seq
+    again = history_load(plan=plan, organization=organization)
+    assert again.pair.head_seq == head
+    assert again.ids == first.ids

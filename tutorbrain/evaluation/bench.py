@@ -76,41 +76,15 @@ def bench_organization():
     return found or organization_create(name="Memory benchmark", slug=BENCH_ORG_SLUG)
 
 
-def _loaded_from_db(plan, pair) -> LoadedHistory:
-    from memory.models import Episode
-
-    prefix = f"gen:{plan.seed}:{plan.index}:"
-    ids = {
-        int(key[len(prefix) :]): pk
-        for pk, key in Episode.objects.filter(
-            pair=pair, idempotency_key__startswith=prefix
-        ).values_list("pk", "idempotency_key")
-    }
-    return LoadedHistory(plan=plan, pair=pair, ids=ids, files={})
-
-
 def corpus_load(
     *, organization, seed: int, subjects: int, progress: Callable[[int], None] | None = None
 ) -> list[LoadedHistory]:
     """Load `subjects` generated histories (one pair per subject); reuse those already there."""
-    from memory.models import Pair
-
     loaded = []
     for index in range(subjects):
         plan = history_plan(seed=seed, index=index)
-        pair = (
-            Pair.objects.select_related("student", "subject")
-            .filter(
-                subject__organization=organization,
-                subject__external_id=plan.subject_external_id,
-                student__external_id=plan.student_external_id,
-            )
-            .first()
-        )
-        if pair is not None and pair.head_seq > 0:
-            loaded.append(_loaded_from_db(plan, pair))
-        else:
-            loaded.append(history_load(plan=plan, organization=organization))
+        # history_load finds a plan loaded before by its idempotency keys and reuses it.
+        loaded.append(history_load(plan=plan, organization=organization))
         if progress:
             progress(1)
     return loaded

@@ -445,6 +445,9 @@ def history_load(
     )
     student = student_get_or_create(organization=organization, external_id=plan.student_external_id)
     pair = pair_get_or_create(student=student, subject=subject)
+    if history_loaded(plan=plan, pair=pair):
+        # Loaded before: replaying the files would upload old versions again.
+        return loaded_from_db(plan=plan, pair=pair)
     ids: dict[int, int] = {}
     files: dict[str, int] = {}
     for step in plan.steps:
@@ -475,7 +478,7 @@ def history_load(
                     predicted_mastery=e.predicted_mastery,
                     citations=[dict(c) for c in e.citations],
                     recalled_ids=[ids[r] for r in e.recall_refs if r in ids],
-                    idempotency_key=f"gen:{plan.seed}:{plan.index}:{e.ref}",
+                    idempotency_key=f"{_key_prefix(plan)}{e.ref}",
                     extra={"generated": e.role} if e.role else {},
                 )
                 for e in step.events
@@ -489,3 +492,28 @@ def history_load(
                 ids[event.ref] = episode.pk
     pair.refresh_from_db()
     return LoadedHistory(plan=plan, pair=pair, ids=ids, files=files)
+
+
+def _key_prefix(plan: HistoryPlan) -> str:
+    return f"gen:{plan.seed}:{plan.index}:"
+
+
+def history_loaded(*, plan: HistoryPlan, pair) -> bool:
+    from memory.models import Episode
+
+    return Episode.objects.filter(pair=pair, idempotency_key__startswith=_key_prefix(plan)).exists()
+
+
+def loaded_from_db(*, plan: HistoryPlan, pair) -> LoadedHistory:
+    """A plan loaded earlier: its episode ids found again by their idempotency keys."""
+    from memory.models import Episode
+
+    prefix = _key_prefix(plan)
+    ids = {
+        int(key[len(prefix) :]): pk
+        for pk, key in Episode.objects.filter(
+            pair=pair, idempotency_key__startswith=prefix
+        ).values_list("pk", "idempotency_key")
+    }
+    pair.refresh_from_db()
+    return LoadedHistory(plan=plan, pair=pair, ids=ids, files={})
