@@ -167,7 +167,10 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
                     ],
                 }
             )
-            previous = ids
+            if ids:
+                # A retirement row has no evidence of its own: "new" on the row after it
+                # is measured against the last row that had some.
+                previous = ids
         pair = chain[0].pair
         context = {
             **self.admin_site.each_context(request),

@@ -260,7 +260,12 @@ def _change_sentence(before: Belief, after: Belief) -> str:
             if after.needs_confirmation
             else ""
         )
-        return f"Re-derived from {_plural(after.check_count, 'check', 'checks')}: “{new}”{waiting}."
+        same = before.claim == after.claim and before.confidence == after.confidence
+        unchanged = ", as before" if same and before.reason == Belief.Reason.RETIREMENT else ""
+        return (
+            f"Re-derived from {_plural(after.check_count, 'check', 'checks')}: "
+            f"“{new}”{unchanged}{waiting}."
+        )
     return f"New evidence changed “{old}” to “{new}”."
 
 
@@ -314,7 +319,8 @@ def pair_report(*, pair: Pair) -> PairReport:
 
     changes = _report_changes(pair)
     changes_sentence = (
-        f"{_plural(len(changes), 'change', 'changes')} of mind, newest first."
+        f"{_plural(len(changes), 'change', 'changes')} to the beliefs, newest first "
+        "(each row that superseded another, with the reason)."
         if changes
         else "No belief has changed since it was first formed."
         if current
