@@ -2,11 +2,18 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from tutorbrain.admin_preview import block_preview
+
 admin.site.site_header = "tutor brain"
 admin.site.site_title = "tutor brain admin"
 admin.site.index_title = "Memory, concept maps and beliefs"
 
 urlpatterns = [
+    path(
+        "admin/tutorbrain/block-preview/",
+        admin.site.admin_view(block_preview),
+        name="block-preview",
+    ),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

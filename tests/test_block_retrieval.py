@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from beliefs.models import Belief
 from concepts.models import Concept
@@ -12,7 +15,10 @@ from memory.models import Episode
 from memory.services import EventSpec, episode_append, episode_append_batch, subject_file_register
 from tests.factories import OrganizationFactory, PairFactory
 from tutorbrain.block.build import memory_block_build
-from tutorbrain.block.format import STALE_CITATION_LABEL
+from tutorbrain.block.format import STALE_CITATION_LABEL, BudgetTooSmall
+from tutorbrain.block.models import WorkingSet, WorkingSetEpisode
+from tutorbrain.block.tokens import count_tokens
+from tutorbrain.block.working_set import working_set_rebuild
 from tutorbrain.embedder import embed
 
 NOW = datetime(2026, 9, 20, 12, 0, tzinfo=UTC)
@@ -457,3 +463,81 @@ def test_the_block_build_runs_a_bounded_number_of_queries(
         result = build(pair, "How does osmosis work in the cytoplasm?", vector=vector)
 
     assert result.recalled
+
+
+# ---- the budget on real histories (property-based) ----------------------------------------
+
+summary_text = st.text(
+    alphabet=st.sampled_from(list("abcdefghijklmnop osmiscell ÁéñçØ مرحبا 0123 ,.?")),
+    min_size=1,
+    max_size=300,
+).filter(lambda s: s.strip())
+
+
+@hyp_settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    budget=st.integers(min_value=60, max_value=1500),
+    summaries=st.lists(summary_text, max_size=25),
+    message=st.sampled_from(
+        ["", "what is osmosis", "What did I get wrong so far?", "¿Qué vimos en julio?"]
+    ),
+)
+def test_a_built_block_never_exceeds_its_budget(db, budget, summaries, message):
+    pair = PairFactory()
+    kinds = ["question", "answer", "check", "taught"]
+    add_many(
+        pair,
+        [
+            EventSpec(
+                kind=kinds[i % 4],
+                summary=s,
+                verdict="wrong" if kinds[i % 4] == "check" else "",
+                occurred_at=NOW - timedelta(days=11 * i),
+            )
+            for i, s in enumerate(summaries)
+        ],
+    )
+    try:
+        result = build(pair, message, budget=budget)
+    except BudgetTooSmall as error:
+        assert budget < error.minimum
+        return
+    assert result.tokens == count_tokens(result.text) <= budget
+
+
+# ---- the working set (R-7.5) -----------------------------------------------------------------
+
+
+def test_the_working_set_changes_the_speed_not_the_block(record, pair):
+    add_many(
+        pair, filler(40, start=NOW - timedelta(days=60), step=timedelta(hours=5)), embed_it=True
+    )
+    messages = ["How does osmosis work?", "What did I get wrong so far?", "cytoplasm", ""]
+    before = [build(pair, m).text for m in messages]
+
+    working_set_rebuild(pair=pair)
+    working_set_rebuild(pair=pair)  # idempotent
+
+    assert WorkingSetEpisode.objects.filter(pair=pair).count() == pair.episodes.count()
+    assert [build(pair, m).text for m in messages] == before
+
+
+def test_episodes_appended_after_the_working_set_was_built_are_still_recalled(record, pair):
+    working_set_rebuild(pair=pair)
+    later = add(
+        pair,
+        "check",
+        "Check on osmosis: partial",
+        NOW - timedelta(hours=2),
+        verdict="partial",
+        concepts=["Osmosis"],
+    )
+
+    result = build(pair, "¿Qué es la ósmosis?")
+
+    assert later.pk in recalled_ids(result)
+    assert WorkingSet.objects.get(pair=pair).max_episode_id < later.pk

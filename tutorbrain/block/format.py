@@ -62,6 +62,7 @@ KIND_PHRASES = {
 # kept back for the map while episodes are chosen (unused reserve goes to the map's
 # further lines, and episodes never starve beliefs of their first place).
 BELIEFS_MAX_SHARE = 0.40
+BELIEFS_ALWAYS = 3
 MAP_RESERVE_SHARE = {"ordinary": 0.30, "history": 0.15}
 # Episodes that did not fit, in a row, before the budget is taken as spent.
 EPISODE_MISSES_MAX = 8
@@ -217,11 +218,17 @@ def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetim
     remaining = budget - minimum
 
     # Beliefs first.
+    belief_lines = [b.render() for b in parts.beliefs]
+    # Beliefs come first: the first few always get their room; beyond them beliefs take
+    # at most a share, so that many beliefs still leave room for episodes.
+    first_beliefs = _cost(BELIEFS_HEADER) + sum(
+        _cost(line) for line in belief_lines[:BELIEFS_ALWAYS]
+    )
     belief_section, spent = _section(
         BELIEFS_HEADER,
-        [b.render() for b in parts.beliefs],
+        belief_lines,
         NO_BELIEFS_LINE if parts.has_history else None,
-        int(remaining * BELIEFS_MAX_SHARE) if parts.beliefs else remaining,
+        min(remaining, max(int(remaining * BELIEFS_MAX_SHARE), first_beliefs)),
     )
     remaining -= spent
     beliefs_shown = max(0, len(belief_section) - 1) if parts.beliefs else 0

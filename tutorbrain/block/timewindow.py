@@ -149,12 +149,3 @@ def parse_time_window(message: str, *, now: datetime, timezone_name: str) -> Tim
     if year is None:
         year = today.year if month <= today.month else today.year - 1
     return _month_window(year, month, zone, word)
-
-
-def time_phrases_of(message: str) -> set[str]:
-    """Words of the message that only name time (kept out of the full-text query)."""
-    out: set[str] = set(language.all_month_names())
-    for code in language.languages():
-        for phrase, _, _ in language.relative_phrases(code):
-            out.update(phrase.split(" "))
-    return out
