@@ -42,7 +42,8 @@ CONFIRMATION_PAIRS_LISTED = 30
 class CappedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
-        return len(self.object_list.values("pk")[: ADMIN_COUNT_CAP + 1])
+        rows = self.object_list.values("pk")  # type: ignore[attr-defined]  # a QuerySet here
+        return len(rows[: ADMIN_COUNT_CAP + 1])
 
 
 def _episode_url(episode_id: int) -> str | None:

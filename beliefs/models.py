@@ -173,8 +173,8 @@ class Belief(models.Model):
     # --- The model half of R-4.2 (the database half is the triggers above) -------------
 
     @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, **kwargs):
+        instance = super().from_db(db, field_names, values, **kwargs)
         instance._remember_stored()
         return instance
 

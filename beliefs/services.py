@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -280,11 +281,11 @@ def beliefs_derive_from_checks(
             and head.claim == derived.claim
             and rules.round_confidence(head.confidence) == derived.confidence
         )
-        if unchanged:
+        if unchanged and head is not None:
             BeliefEvidence.objects.create(belief=head, episode=episode)
             result.confirmed_without_change += 1
         else:
-            heads[concept.pk] = _write_successor(
+            written = _write_successor(
                 head=head,
                 pair_id=pair.pk,
                 concept_id=concept.pk,
@@ -295,7 +296,8 @@ def beliefs_derive_from_checks(
                 evidence_ids=[p.episode_id for p in known],
                 last_evidence_at=max(p.occurred_at for p in known),
             )
-            result.beliefs_written.append(heads[concept.pk].pk)
+            heads[concept.pk] = written
+            result.beliefs_written.append(written.pk)
         if episode.verdict == Episode.Verdict.RIGHT:
             _confirm_concept(concept, now)
     return result
@@ -510,6 +512,6 @@ def beliefs_rederive_schedule(*, pair_ids: Sequence[int], requested_by=None) -> 
     ]
     for chunk in chunks:
         transaction.on_commit(
-            lambda chunk=chunk: rederive_pairs.delay(pair_ids=chunk, requested_by_id=user_id)
+            partial(rederive_pairs.delay, pair_ids=chunk, requested_by_id=user_id)
         )
     return len(chunks)
