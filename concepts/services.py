@@ -255,7 +255,8 @@ def _validated_upload(*, name: str, content: bytes, content_type: str) -> tuple[
 
 def file_upload(
     *,
-    pair: Pair,
+    pair: Pair | None = None,
+    subject: Subject | None = None,
     name: str,
     content: bytes,
     content_type: str = "",
@@ -263,6 +264,9 @@ def file_upload(
     queue: bool = True,
 ) -> FileUpload:
     """Register a student's file for the pair's subject, log a `file` episode, queue reading.
+
+    A staff upload from the admin passes `subject` instead of a pair: no student, so no
+    episode (the registry row records it).
 
     Bad input (no name, unsupported type, empty, over TUTORBRAIN_MAX_FILE_BYTES, a PDF
     that cannot be opened) raises InvalidInput before anything is written. A new
@@ -272,24 +276,28 @@ def file_upload(
     loader does). The `file` episode is appended without an embedding (no vector
     is computed inside a transaction); `manage.py reembed` fills it in.
     """
+    if pair is not None:
+        subject = pair.subject
+    if subject is None:
+        raise InvalidInput("subject", "is required")
     _, page_count, content_type = _validated_upload(
         name=name, content=content, content_type=content_type
     )
     now = now or timezone.now()
     with transaction.atomic():
         previous = SubjectFile.objects.filter(
-            subject=pair.subject,
+            subject=subject,
             name=name.strip(),
             replaced_at__isnull=True,
             removed_at__isnull=True,
         ).first()
         registered = subject_file_register(
-            subject=pair.subject,
+            subject=subject,
             name=name.strip(),
             content=content,
             content_type=content_type,
             page_count=page_count,
-            uploaded_by=pair.student,
+            uploaded_by=pair.student if pair is not None else None,
             now=now,
         )
         existing = FileReading.objects.filter(file=registered).first()
@@ -303,19 +311,23 @@ def file_upload(
         summary = f"Uploaded {registered.name} ({page_count} {pages})"
         if replaced is not None:
             summary = f"Uploaded a new version of {registered.name} ({page_count} {pages})"
-        episode = episode_append(
-            pair=pair,
-            kind="file",
-            summary=summary[:300],
-            now=now,
-            embed=False,
-            extra={
-                "file_id": registered.pk,
-                "name": registered.name,
-                "fingerprint": registered.fingerprint,
-                "page_count": page_count,
-                "replaces_file_id": replaced.pk if replaced is not None else None,
-            },
+        episode = (
+            None
+            if pair is None
+            else episode_append(
+                pair=pair,
+                kind="file",
+                summary=summary[:300],
+                now=now,
+                embed=False,
+                extra={
+                    "file_id": registered.pk,
+                    "name": registered.name,
+                    "fingerprint": registered.fingerprint,
+                    "page_count": page_count,
+                    "replaces_file_id": replaced.pk if replaced is not None else None,
+                },
+            )
         )
         if queue:
             _queue_reading(registered.pk)

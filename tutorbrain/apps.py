@@ -36,3 +36,17 @@ class TutorbrainConfig(AppConfig):
                 select_related=("episode",),
             )
         )
+        from concepts.derived import CONCEPT_INDEX_SQL, concept_texts
+        from concepts.models import Concept
+
+        register_target(
+            ReembedTarget(
+                label="concepts",
+                model=Concept,
+                vector_field="embedding",
+                model_field="embedding_model",
+                index_name="concept_embedding_hnsw",
+                index_sql=CONCEPT_INDEX_SQL,
+                text_of=concept_texts,
+            )
+        )

@@ -1,0 +1,396 @@
+"""The admin for teachers (R-3.4): per subject the map, its teaching order, its picture;
+teaching a concept or a new one; files and their reading state.
+
+Concepts, edges and readings are written only by the services; the admin shows them and
+calls services from its actions and forms. Teaching needs `concepts.teach_concept`
+(granted to the "teachers" group).
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Prefetch
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.safestring import mark_safe
+
+from concepts.models import (
+    Concept,
+    ConceptSource,
+    FileReading,
+    Prerequisite,
+    SubjectMap,
+    TaughtNote,
+)
+from concepts.picture import map_svg
+from concepts.services import concept_teach, file_reading_requeue, file_remove, file_upload
+from memory.admin import LargeTablePaginator, ReadOnlyAdmin
+from memory.errors import InvalidInput
+from memory.models import Subject
+
+TEACH_PERMISSION = "concepts.teach_concept"
+
+
+def _percent(value: float) -> str:
+    return f"{round(value * 100)}%"
+
+
+# --- teaching forms --------------------------------------------------------------------
+
+
+class TeachNoteForm(forms.Form):
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text='What the class calls it or how to treat it, e.g. "we call it the powerhouse '
+        'of the cell".',
+    )
+
+
+class TeachNewConceptForm(forms.Form):
+    name = forms.CharField(max_length=80, help_text="A short name, not a sentence.")
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}))
+
+
+class UploadForm(forms.Form):
+    subject = forms.ModelChoiceField(queryset=Subject.objects.select_related("organization"))
+    file = forms.FileField(help_text="Text, Markdown or PDF.")
+
+
+# --- the subject's map -----------------------------------------------------------------
+
+
+@admin.register(SubjectMap)
+class SubjectMapAdmin(ReadOnlyAdmin):
+    """One row per subject; its page is the teacher's view of the map."""
+
+    list_display = (
+        "subject",
+        "organization",
+        "concept_count",
+        "readiness_percent",
+        "cycle_note",
+        "computed_at",
+    )
+    list_select_related = ("subject__organization",)
+    search_fields = ("subject__external_id", "subject__name")
+    change_form_template = "admin/concepts/subjectmap/map.html"
+
+    @admin.display(description="organization")
+    def organization(self, obj: SubjectMap):
+        return obj.subject.organization
+
+    @admin.display(description="the files explain", ordering="readiness")
+    def readiness_percent(self, obj: SubjectMap) -> str:
+        return _percent(obj.readiness)
+
+    @admin.display(description="cycle")
+    def cycle_note(self, obj: SubjectMap) -> str:
+        return ", ".join(obj.cycle) if obj.cycle else "—"
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/teach-new/",
+                self.admin_site.admin_view(self.teach_new_view),
+                name="concepts_subjectmap_teach_new",
+            ),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        subject_map = get_object_or_404(
+            SubjectMap.objects.select_related("subject__organization"), pk=object_id
+        )
+        if not self.has_view_permission(request, subject_map):
+            raise PermissionDenied
+        subject = subject_map.subject
+        concepts = list(
+            Concept.objects.filter(subject=subject)
+            .order_by("teaching_rank", "name")
+            .prefetch_related(
+                Prefetch(
+                    "sources",
+                    queryset=ConceptSource.objects.select_related("file").order_by("file__name"),
+                ),
+                Prefetch(
+                    "taught_notes",
+                    queryset=TaughtNote.objects.order_by("-created_at", "-pk"),
+                ),
+                Prefetch(
+                    "builds_on",
+                    queryset=Prerequisite.objects.select_related("prerequisite").order_by(
+                        "prerequisite__name"
+                    ),
+                ),
+            )
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Concept map of {subject}",
+            "opts": self.model._meta,
+            "subject_map": subject_map,
+            "subject": subject,
+            "readiness_percent": _percent(subject_map.readiness),
+            "concepts": concepts,
+            "svg": mark_safe(map_svg(subject=subject)),  # generated here by matplotlib
+            "can_teach": request.user.has_perm(TEACH_PERMISSION),
+            "teach_form": TeachNewConceptForm(),
+            "teach_new_url": reverse("admin:concepts_subjectmap_teach_new", args=[subject_map.pk]),
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, self.change_form_template, context)
+
+    def teach_new_view(self, request, object_id):
+        if not request.user.has_perm(TEACH_PERMISSION) or request.method != "POST":
+            raise PermissionDenied
+        subject_map = get_object_or_404(SubjectMap.objects.select_related("subject"), pk=object_id)
+        form = TeachNewConceptForm(request.POST)
+        back = reverse("admin:concepts_subjectmap_change", args=[subject_map.pk])
+        if not form.is_valid():
+            messages.error(request, "Give a short name and a note.")
+            return HttpResponseRedirect(back)
+        try:
+            taught = concept_teach(
+                subject=subject_map.subject,
+                name=form.cleaned_data["name"],
+                note=form.cleaned_data["note"],
+                teacher=request.user,
+            )
+        except InvalidInput as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Taught {taught.concept.name}.")
+        return HttpResponseRedirect(back)
+
+
+# --- concepts ----------------------------------------------------------------------------
+
+
+class ConceptSourceInline(admin.TabularInline):
+    model = ConceptSource
+    fields = ("file", "pages", "name_in_file")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class TaughtNoteInline(admin.TabularInline):
+    model = TaughtNote
+    fields = ("created_at", "note", "student", "teacher")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("-created_at",)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Concept)
+class ConceptAdmin(ReadOnlyAdmin):
+    list_display = (
+        "name", "subject", "layer", "readiness", "centrality_display", "teaching_rank",
+        "source_count", "assumes_display", "taught",
+    )  # fmt: skip
+    list_filter = ("layer", "taught", "subject")
+    list_select_related = ("subject",)
+    search_fields = ("name", "key", "aliases")
+    ordering = ("subject", "teaching_rank")
+    readonly_fields = (
+        "subject", "name", "key", "aliases", "name_language", "summary", "definition", "layer",
+        "assumes", "readiness", "centrality", "generation", "teaching_rank", "taught",
+        "confirmed_by_check", "created_at", "updated_at",
+    )  # fmt: skip
+    exclude = ("embedding", "embedding_model")
+    inlines = [ConceptSourceInline, TaughtNoteInline]
+    actions = ["teach_action"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_sources=Count("sources"))
+
+    @admin.display(description="centrality", ordering="centrality")
+    def centrality_display(self, obj: Concept) -> str:
+        return f"{obj.centrality:.3f}"
+
+    @admin.display(description="sources", ordering="_sources")
+    def source_count(self, obj: Concept) -> int:
+        return obj._sources  # type: ignore[attr-defined]
+
+    @admin.display(description="assumes")
+    def assumes_display(self, obj: Concept) -> str:
+        return ", ".join(obj.assumes) if obj.assumes else "—"
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not request.user.has_perm(TEACH_PERMISSION):
+            actions.pop("teach_action", None)
+        return actions
+
+    @admin.action(description="Teach the selected concepts (add a taught note)")
+    def teach_action(self, request, queryset):
+        if not request.user.has_perm(TEACH_PERMISSION):
+            raise PermissionDenied
+        if "apply" in request.POST:
+            form = TeachNoteForm(request.POST)
+            if form.is_valid():
+                for concept in queryset.select_related("subject"):
+                    concept_teach(
+                        subject=concept.subject,
+                        concept=concept,
+                        note=form.cleaned_data["note"],
+                        teacher=request.user,
+                    )
+                self.message_user(request, f"Taught {queryset.count()} concept(s).")
+                return None
+        else:
+            form = TeachNoteForm()
+        return TemplateResponse(
+            request,
+            "admin/concepts/concept/teach.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Teach",
+                "opts": self.model._meta,
+                "concepts": queryset,
+                "form": form,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
+
+
+@admin.register(TaughtNote)
+class TaughtNoteAdmin(ReadOnlyAdmin):
+    list_display = ("concept", "note", "student", "teacher", "created_at")
+    list_select_related = ("concept", "student", "teacher")
+    search_fields = ("concept__name", "note")
+
+
+@admin.register(Prerequisite)
+class PrerequisiteAdmin(ReadOnlyAdmin):
+    list_display = ("concept", "prerequisite", "weight", "subject")
+    list_select_related = ("concept", "prerequisite", "subject")
+    list_filter = ("subject",)
+
+
+# --- files and their reading ---------------------------------------------------------------
+
+
+@admin.register(FileReading)
+class FileReadingAdmin(ReadOnlyAdmin):
+    list_display = (
+        "file_name", "subject", "current", "state", "reason_short", "extractor",
+        "concepts_found", "queued_at", "finished_at",
+    )  # fmt: skip
+    list_select_related = ("file__subject",)
+    list_filter = ("state", "extractor")
+    search_fields = ("file__name", "reason")
+    readonly_fields = (
+        "file", "state", "reason", "extractor", "concepts_found", "rejected_names",
+        "queued_at", "started_at", "finished_at",
+    )  # fmt: skip
+    actions = ["read_again", "record_removal"]
+    paginator = LargeTablePaginator
+    change_list_template = "admin/concepts/filereading/change_list.html"
+
+    @admin.display(description="file", ordering="file__name")
+    def file_name(self, obj: FileReading) -> str:
+        return obj.file.name
+
+    @admin.display(description="subject")
+    def subject(self, obj: FileReading):
+        return obj.file.subject
+
+    @admin.display(description="current", boolean=True)
+    def current(self, obj: FileReading) -> bool:
+        return obj.file.is_current
+
+    @admin.display(description="reason")
+    def reason_short(self, obj: FileReading) -> str:
+        return (obj.reason[:80] + "…") if len(obj.reason) > 80 else obj.reason
+
+    def get_urls(self):
+        return [
+            path(
+                "upload/",
+                self.admin_site.admin_view(self.upload_view),
+                name="concepts_filereading_upload",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _can_manage(self, request) -> bool:
+        return request.user.has_perm(TEACH_PERMISSION)
+
+    def upload_view(self, request):
+        if not self._can_manage(request):
+            raise PermissionDenied
+        form = UploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            if upload.size > _max_bytes():
+                form.add_error("file", f"over the size limit of {_max_bytes()} bytes")
+            else:
+                try:
+                    result = file_upload(
+                        subject=form.cleaned_data["subject"],
+                        name=upload.name,
+                        content=upload.read(),
+                        content_type=upload.content_type or "",
+                    )
+                except InvalidInput as exc:
+                    form.add_error("file", exc.message)
+                else:
+                    self.message_user(
+                        request, f"{result.file.name}: {result.reading.state}", messages.SUCCESS
+                    )
+                    return HttpResponseRedirect(reverse("admin:concepts_filereading_changelist"))
+        return TemplateResponse(
+            request,
+            "admin/concepts/filereading/upload.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Upload a file",
+                "opts": self.model._meta,
+                "form": form,
+            },
+        )
+
+    @admin.action(description="Read the selected failed files again")
+    def read_again(self, request, queryset):
+        if not self._can_manage(request):
+            raise PermissionDenied
+        done = 0
+        for reading in queryset.filter(state=FileReading.State.FAILED):
+            file_reading_requeue(file_reading=reading)
+            done += 1
+        self.message_user(request, f"{done} file(s) queued again.")
+
+    @admin.action(description="Record the removal of the selected files")
+    def record_removal(self, request, queryset):
+        if not self._can_manage(request):
+            raise PermissionDenied
+        done = 0
+        for reading in queryset.select_related("file"):
+            if reading.file.is_current:
+                file_remove(subject_file=reading.file)
+                done += 1
+        self.message_user(request, f"{done} file(s) recorded as removed.")
+
+
+def _max_bytes() -> int:
+    from django.conf import settings
+
+    return settings.TUTORBRAIN_MAX_FILE_BYTES
