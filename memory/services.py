@@ -281,6 +281,11 @@ def _check_text(value: Any, field_name: str, limit: int) -> str:
 def event_validate(spec: EventSpec, *, field_prefix: str = "") -> EventSpec:
     """Check one event's shape without touching the database. Returns it normalised."""
     p = field_prefix
+    # None for an optional collection means "none", as an omitted field would.
+    spec.concepts = [] if spec.concepts is None else spec.concepts
+    spec.citations = [] if spec.citations is None else spec.citations
+    spec.recalled_ids = [] if spec.recalled_ids is None else spec.recalled_ids
+    spec.extra = {} if spec.extra is None else spec.extra
     kinds = {k.value for k in Episode.Kind}
     _check(
         isinstance(spec.kind, str) and spec.kind in kinds,
