@@ -111,7 +111,9 @@ class Command(BaseCommand):
             self._generate(options["pairs"])
             if options["generate_only"]:
                 return
-        elif NightlyRun.objects.filter(day=BENCH_DAY).exists():
+        else:
+            call_command("migrate", verbosity=0)
+        if NightlyRun.objects.filter(day=BENCH_DAY).exists():
             raise CommandError(
                 f"the night of {BENCH_DAY} already ran in {name!r}: use --recreate-database"
             )
