@@ -7,10 +7,31 @@ the graders compare (`Shown`). Nothing here imitates a part of the product.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from tutorbrain.evaluation.graders import Recalled, Shown
+
+
+@contextmanager
+def tasks_inline() -> Iterator[None]:
+    """Run the product's Celery tasks in this process while the block is open.
+
+    The demo, the scenarios and the benchmark each play a whole history in one process:
+    the work a worker would do after each commit (teaching from a message, embedding new
+    concept names) must be done before the next event is logged, exactly as the test
+    suite does it, and never left in the shared broker for some other worker.
+    """
+    from config.celery import app
+
+    previous = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = previous
 
 
 class PartMissing(RuntimeError):

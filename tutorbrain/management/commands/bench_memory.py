@@ -32,6 +32,7 @@ from tutorbrain.evaluation.bench import (
 )
 from tutorbrain.evaluation.designs import DESIGNS
 from tutorbrain.evaluation.generator import REFERENCE_NOW
+from tutorbrain.evaluation.integration import tasks_inline
 
 DEFAULT_SUBJECTS = 48
 DEFAULT_SEED = 2026
@@ -52,6 +53,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # Teaching and concept embeddings happen in this process, as the workers would.
+        with tasks_inline():
+            self.run(options)
+
+    def run(self, options):
         if options["subjects"] < MIN_SUBJECTS:
             raise CommandError("--subjects must be at least 1")
         out = Path(options["out"])

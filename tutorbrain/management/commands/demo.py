@@ -58,6 +58,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # One process plays the whole story: background tasks run here, in order.
+        with integration.tasks_inline():
+            self.run(options)
+
+    def run(self, options):
         self.base = f"http://{options['host']}:{options['port']}"
         self.missing: list[str] = []
         db = connection.settings_dict

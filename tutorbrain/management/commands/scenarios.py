@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand
 
 from memory.models import Organization
 from memory.services import organization_create
+from tutorbrain.evaluation.integration import tasks_inline
 from tutorbrain.evaluation.scenarios import SCENARIOS, scenarios_run, scenarios_table
 
 SCENARIO_ORG_SLUG = "scenarios"
@@ -32,7 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="run these only")
 
     def handle(self, *args, **options):
-        results = scenarios_run(organization=scenario_organization(), only=options["only"])
+        with tasks_inline():
+            results = scenarios_run(organization=scenario_organization(), only=options["only"])
         self.stdout.write(scenarios_table(results))
         if not all(r.passed for r in results):
             self.stderr.write(f"{sum(not r.passed for r in results)} scenario run(s) failed")
