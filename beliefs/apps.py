@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
+DERIVE_DISPATCH_UID = "beliefs.derive_from_checks"
+
 # What memory staff may do with beliefs (R-4.5: re-derive; the rest is viewing).
 MEMORY_STAFF_BELIEF_PERMISSIONS = (
     "view_belief",
@@ -40,7 +42,7 @@ class BeliefsConfig(AppConfig):
         from beliefs.services import on_episodes_appended
         from memory.signals import episodes_appended
 
-        episodes_appended.connect(on_episodes_appended, dispatch_uid="beliefs.derive_from_checks")
+        episodes_appended.connect(on_episodes_appended, dispatch_uid=DERIVE_DISPATCH_UID)
         post_migrate.connect(
             ensure_memory_staff_permissions, sender=self, dispatch_uid="beliefs_memory_staff"
         )

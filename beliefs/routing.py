@@ -13,6 +13,11 @@ In order, exact names only (the concept map's own key decides what "the same nam
 5. failing that, a concept name inside the topic phrase itself ("osmosis in plant cells").
 
 Cue words are data in `tutorbrain/language/data/<code>.py`; this module holds no list.
+
+Name matching is the concept map's own (concepts.naming: `concept_key`, and
+`find_keys_in` which `concept_find_named_in` uses), applied to the subject's keys and
+aliases loaded once per derivation: a re-derivation of a thousand checks routes in
+memory instead of sending two queries per check.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from concepts.models import Concept
-from concepts.selectors import concept_by_name, concept_find_named_in
+from concepts.naming import find_keys_in
+from concepts.selectors import concept_key
 from memory.models import Subject
 from tutorbrain import language
 
@@ -110,27 +116,72 @@ def reads_like_utterance(text: str) -> bool:
     return cue_count > 0 and cue_count >= UTTERANCE_CUES_PER_CONTENT_WORD * len(content)
 
 
-def route_check(*, subject: Subject, topic: str, assessment: str = "") -> Routing:
-    """Route one check's topic to a concept of `subject`'s map, or say why it cannot be."""
-    topic = (topic or "").strip()
-    if topic:
-        concept = concept_by_name(subject=subject, name=topic)
-        if concept is not None:
-            return Routing(concept=concept, route=Route.NAME, topic_used=topic)
-        unframed = strip_frame(topic)
-        if unframed:
-            concept = concept_by_name(subject=subject, name=unframed)
+class ConceptRouter:
+    """Routes the checks of one subject against its map as it is now (R-4.4).
+
+    Same matching as `concept_by_name` (a concept's key, or a merged name's key) and
+    `concept_find_named_in` (whole-word names in a text, longest first), with the keys
+    read in one query. A concept's own key wins over another concept's alias.
+    """
+
+    def __init__(self, subject: Subject):
+        self.subject = subject
+        rows = list(
+            Concept.objects.filter(subject=subject)
+            .order_by("pk")
+            .values_list("pk", "key", "aliases")
+        )
+        keys: dict[str, int] = {}
+        for pk, key, _ in rows:
+            if key:
+                keys.setdefault(key, pk)
+        for pk, _, aliases in rows:
+            for alias in aliases or ():
+                if alias:
+                    keys.setdefault(alias, pk)
+        self._keys = keys
+        self._concepts: dict[int, Concept] = {}
+
+    def _concept(self, pk: int | None) -> Concept | None:
+        if pk is None:
+            return None
+        if pk not in self._concepts:
+            self._concepts[pk] = Concept.objects.get(pk=pk)
+        return self._concepts[pk]
+
+    def by_name(self, name: str) -> Concept | None:
+        key = concept_key(name)
+        return self._concept(self._keys.get(key)) if key else None
+
+    def named_in(self, text: str) -> Concept | None:
+        if not text or not text.strip():
+            return None
+        found = find_keys_in(text, self._keys)
+        return self._concept(found[0][1]) if found else None
+
+    def route(self, *, topic: str, assessment: str = "") -> Routing:
+        topic = (topic or "").strip()
+        if topic:
+            concept = self.by_name(topic)
             if concept is not None:
-                return Routing(concept=concept, route=Route.FRAME, topic_used=unframed)
-            topic = unframed
-        if reads_like_utterance(topic):
-            return Routing(concept=None, route=Route.UTTERANCE, topic_used=topic)
-    if assessment and assessment.strip():
-        concept = concept_find_named_in(subject=subject, text=assessment)
+                return Routing(concept=concept, route=Route.NAME, topic_used=topic)
+            unframed = strip_frame(topic)
+            if unframed:
+                concept = self.by_name(unframed)
+                if concept is not None:
+                    return Routing(concept=concept, route=Route.FRAME, topic_used=unframed)
+                topic = unframed
+            if reads_like_utterance(topic):
+                return Routing(concept=None, route=Route.UTTERANCE, topic_used=topic)
+        concept = self.named_in(assessment)
         if concept is not None:
             return Routing(concept=concept, route=Route.ASSESSMENT, topic_used=topic)
-    if topic:
-        concept = concept_find_named_in(subject=subject, text=topic)
+        concept = self.named_in(topic)
         if concept is not None:
             return Routing(concept=concept, route=Route.TOPIC_PHRASE, topic_used=topic)
-    return Routing(concept=None, route=Route.UNLINKED, topic_used=topic)
+        return Routing(concept=None, route=Route.UNLINKED, topic_used=topic)
+
+
+def route_check(*, subject: Subject, topic: str, assessment: str = "") -> Routing:
+    """Route one check's topic to a concept of `subject`'s map, or say why it cannot be."""
+    return ConceptRouter(subject).route(topic=topic, assessment=assessment)

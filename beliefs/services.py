@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
-from beliefs.routing import Route, route_check
+from beliefs.routing import ConceptRouter, Route
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
@@ -241,15 +241,13 @@ def beliefs_derive_from_checks(
         .select_related("pair__subject")
         .order_by("seq")
     )
-    subject = pair.subject
+    router = ConceptRouter(pair.subject)
     heads: dict[int, Belief | None] = {}
     points: dict[int, list[rules.CheckPoint]] = {}
     for episode in checks:
         result.checks += 1
-        routing = route_check(
-            subject=subject,
-            topic=episode.topic,
-            assessment=str(episode.evidence.get("assessment", "")),
+        routing = router.route(
+            topic=episode.topic, assessment=str(episode.evidence.get("assessment", ""))
         )
         if routing.concept is None:
             result.unlinked += 1
@@ -391,17 +389,15 @@ def beliefs_rederive(
         )
         retired += 1
 
-    subject = pair.subject
+    router = ConceptRouter(pair.subject)
     checks = Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK).order_by("seq")
     points: dict[int, list[rules.CheckPoint]] = {}
     concepts: dict[int, Concept] = {}
     replayed = linked = 0
     for episode in checks.only("pk", "topic", "verdict", "occurred_at", "evidence").iterator():
         replayed += 1
-        routing = route_check(
-            subject=subject,
-            topic=episode.topic,
-            assessment=str(episode.evidence.get("assessment", "")),
+        routing = router.route(
+            topic=episode.topic, assessment=str(episode.evidence.get("assessment", ""))
         )
         if routing.concept is None:
             continue

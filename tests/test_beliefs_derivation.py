@@ -229,3 +229,24 @@ def test_a_recent_check_weighs_more_than_an_old_one():
 )
 def test_the_incomplete_beta_function_matches_closed_forms(x, a, b, expected):
     assert rules.regularized_incomplete_beta(x, a, b) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_router_matches_names_as_the_concept_maps_own_selectors_do(pair):
+    from beliefs.routing import ConceptRouter
+    from concepts.selectors import concept_by_name, concept_find_named_in
+
+    osmosis = make_concept(pair.subject, "Osmosis")
+    Concept.objects.filter(pk=osmosis.pk).update(aliases=["osmose", "osmosis process"])
+    make_concept(pair.subject, "Cell membrane")
+    make_concept(pair.subject, "Cell")
+    router = ConceptRouter(pair.subject)
+    for name in ["Osmosis", "l'osmose", "OSMOSE", "the cell membrane", "cell", "Ribosome"]:
+        assert router.by_name(name) == concept_by_name(subject=pair.subject, name=name), name
+    for text in [
+        "Water crossed the cell membrane by osmosis.",
+        "La osmose explique tout.",
+        "Nothing about it here.",
+        "cells and more cells",
+    ]:
+        expected = concept_find_named_in(subject=pair.subject, text=text)
+        assert router.named_in(text) == expected, text
