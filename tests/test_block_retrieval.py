@@ -540,4 +540,4 @@ def test_episodes_appended_after_the_working_set_was_built_are_still_recalled(re
     result = build(pair, "¿Qué es la ósmosis?")
 
     assert later.pk in recalled_ids(result)
-    assert WorkingSet.objects.get(pair=pair).max_episode_id < later.pk
+    assert WorkingSet.objects.get(pair=pair).max_seq < later.seq

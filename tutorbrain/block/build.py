@@ -194,8 +194,8 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
     return names
 
 
-def _working_set_max_id(pair: Pair) -> int:
-    """The last episode id the pair's working set covers (0: none usable)."""
+def _working_set_max_seq(pair: Pair) -> int:
+    """The last chain position the pair's working set covers (0: none usable)."""
     from memory import indexing
     from tutorbrain.block.models import WorkingSet
 
@@ -205,7 +205,7 @@ def _working_set_max_id(pair: Pair) -> int:
         working_set = WorkingSet.objects.filter(pair_id=pair.pk).first()
     if working_set is None or working_set.embedding_model != indexing.embed_model_name():
         return 0
-    return working_set.max_episode_id
+    return working_set.max_seq
 
 
 def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
@@ -352,7 +352,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
                 concept_names=tuple(routed),
                 window=window,
                 exclude_narrations=window is not None or reading.history,
-                working_set_max_id=_working_set_max_id(pair),
+                working_set_max_seq=_working_set_max_seq(pair),
             )
         )
         if window is not None or reading.history:

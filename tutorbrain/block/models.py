@@ -10,8 +10,8 @@ cosine on the real vectors; the concept pool scans the narrow rows instead of th
 episode table.
 
 It is derived data, rebuilt nightly (tutorbrain.block.working_set.working_set_rebuild);
-episodes appended since the last rebuild (id > `max_episode_id`) are read from the
-episode index directly, so the block is always complete, the working set only faster.
+episodes appended since the last rebuild (seq > `max_seq`) are read from the
+episode tables directly, so the block is always complete, the working set only faster.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ class WorkingSet(models.Model):
         Pair, primary_key=True, on_delete=models.CASCADE, related_name="block_working_set"
     )
     max_episode_id = models.BigIntegerField(default=0)
+    # The chain position of that episode: "appended since" is a range on the
+    # (pair, seq) unique index, whatever other pairs appended meanwhile.
+    max_seq = models.BigIntegerField(default=0)
     episode_count = models.PositiveIntegerField(default=0)
     # Signatures of another embedding model are not comparable: such a set is ignored.
     embedding_model = models.CharField(max_length=100, blank=True)

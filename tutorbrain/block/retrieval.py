@@ -38,7 +38,7 @@ CONCEPT_POOL_MAX = 2_000
 SEMANTIC_POOL_SIZE = 50
 # With a working set, the vector pool first takes this many nearest binary signatures
 # (Hamming distance), then re-ranks them by exact cosine on the real vectors.
-SIGNATURE_PREFILTER = 400
+SIGNATURE_PREFILTER = 200
 # pgvector iterative HNSW scan: keep walking the graph until enough neighbours of *this
 # pair* are found (a pair is a sliver of a large database), up to this many tuples.
 HNSW_EF_SEARCH = 100
@@ -150,9 +150,9 @@ class RetrievalQuery:
     concept_names: tuple[str, ...]
     window: TimeWindow | None
     exclude_narrations: bool
-    # Episodes with id <= this are in the pair's working set (tutorbrain.block.models);
+    # Episodes with seq <= this are in the pair's working set (tutorbrain.block.models);
     # 0: no usable working set, every pool reads the episode tables directly.
-    working_set_max_id: int = 0
+    working_set_max_seq: int = 0
 
 
 def session_settings_sql() -> str:
@@ -194,7 +194,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "n_pair": max(1, query.pair_size),
         "has_topic": bool(query.terms or query.concept_names),
         "vector": None,
-        "ws_max": query.working_set_max_id,
+        "ws_seq": query.working_set_max_seq,
         "prefilter": SIGNATURE_PREFILTER,
     }
     window_ix = window_e = window_w = ""
@@ -204,17 +204,24 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         window_ix = "AND ix.occurred_at >= %(w_start)s AND ix.occurred_at < %(w_end)s"
         window_e = "AND e.occurred_at >= %(w_start)s AND e.occurred_at < %(w_end)s"
         window_w = "AND w.occurred_at >= %(w_start)s AND w.occurred_at < %(w_end)s"
-    use_ws = query.working_set_max_id > 0
+    use_ws = query.working_set_max_seq > 0
 
     # Term expressions use positional-looking names to keep one parameter style.
     tsq_parts, hit_columns, df_columns, idf_parts = [], [], [], []
     for i, term in enumerate(query.terms):
         params[f"t{i}"] = term
-        tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s)")
-        hit_columns.append(f"(ix.search @@ plainto_tsquery('simple', %(t{i})s))::int AS h{i}")
+        tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s) AS q{i}")
+        hit_columns.append(f"(ix.search @@ tq.q{i})::int AS h{i}")
         df_columns.append(f"sum(h{i}) OVER () AS df{i}")
         idf_parts.append((f"h{i}", f"ln(1 + %(n_pair)s::float8 / GREATEST(df{i}, 1))"))
-    tsquery = " || ".join(tsq_parts)
+    # The queries are parsed once (a MATERIALIZED CTE), not once per row.
+    tq_cte = ""
+    if tsq_parts:
+        any_term = " || ".join(f"q{i}" for i in range(len(tsq_parts)))
+        tq_cte = (
+            f"tq AS MATERIALIZED (SELECT *, {any_term} AS q_any FROM "
+            f"(SELECT {', '.join(tsq_parts)}) t),"
+        )
     term_hits = " + ".join(f"h{i}" for i in range(len(query.terms))) or "0"
     # Each word weighs by its rarity in this student's history (inverse document
     # frequency): "osmosis" says more than "plants" when plants come up every week.
@@ -239,8 +246,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     if query.terms:
         pools.append(
             f"""SELECT ix.episode_id, {POOL_LEXICAL} FROM (
-                  SELECT ix.episode_id FROM memory_episodeindex ix
-                  WHERE ix.pair_id = %(pair)s AND ix.search @@ ({tsquery}) {window_ix}
+                  SELECT ix.episode_id FROM memory_episodeindex ix, tq
+                  WHERE ix.pair_id = %(pair)s AND ix.search @@ tq.q_any {window_ix}
                   ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s) ix"""
         )
     if query.concept_names and use_ws:
@@ -251,7 +258,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                     WHERE w.pair_id = %(pair)s AND w.concepts && %(names)s::varchar[] {window_w}
                     UNION ALL
                     SELECT e.id, e.occurred_at FROM memory_episode e
-                    WHERE e.pair_id = %(pair)s AND e.id > %(ws_max)s
+                    WHERE e.pair_id = %(pair)s AND e.seq > %(ws_seq)s
                       AND e.concepts && %(names)s::varchar[] {window_e}) both_
                   ORDER BY occurred_at DESC LIMIT %(conceptcap)s) c"""
         )
@@ -264,13 +271,24 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         )
     if query.vector is not None:
         params["vector"] = _vector_literal(query.vector)
-        newer = "AND ix.episode_id > %(ws_max)s" if use_ws else ""
-        pools.append(
-            f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
-                  SELECT ix.episode_id FROM memory_episodeindex ix
-                  WHERE ix.pair_id = %(pair)s AND ix.embedding IS NOT NULL {newer} {window_ix}
-                  ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
-        )
+        if use_ws:
+            # Episodes appended since the working set was built: few, exact cosine.
+            # (pair, seq) is episode_unique_pair_seq's index: a short range scan.
+            pools.append(
+                f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
+                      SELECT ix.episode_id FROM memory_episode e
+                      JOIN memory_episodeindex ix ON ix.episode_id = e.id
+                      WHERE e.pair_id = %(pair)s AND e.seq > %(ws_seq)s
+                        AND ix.embedding IS NOT NULL {window_ix}
+                      ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
+            )
+        else:
+            pools.append(
+                f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
+                      SELECT ix.episode_id FROM memory_episodeindex ix
+                      WHERE ix.pair_id = %(pair)s AND ix.embedding IS NOT NULL {window_ix}
+                      ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
+            )
         if use_ws:
             pools.append(
                 f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
@@ -295,22 +313,21 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         else "0::float8"
     )
     sql = f"""
-    WITH pool AS (
+    WITH {tq_cte}
+    pool AS (
         SELECT episode_id, bit_or(flag) AS pools FROM (
             {" UNION ALL ".join(pools)}
         ) u GROUP BY episode_id
     ),
     raw AS MATERIALIZED (
         SELECT e.id, e.kind, e.summary, e.occurred_at, e.salience, e.verdict,
-               CASE WHEN e.kind = 'answer' THEN left(e.text, 600) ELSE '' END AS text_head,
-               CASE WHEN e.kind = 'answer' THEN e.evidence->'recalled_ids' END AS recalled,
-               CASE WHEN e.kind = 'answer' THEN e.evidence->'citations' END AS citations,
                {similarity} AS similarity{hit_select},
                (e.concepts && %(names)s::varchar[]) AS concept_hit,
                pool.pools
         FROM pool
         JOIN memory_episode e ON e.id = pool.episode_id
         JOIN memory_episodeindex ix ON ix.episode_id = e.id
+        {"CROSS JOIN tq" if tq_cte else ""}
         WHERE e.pair_id = %(pair)s {narration_filter}
     ),
     freq AS (
@@ -358,11 +375,19 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                    ORDER BY score DESC, occurred_at DESC, id DESC) AS group_rank
         FROM collapsed WHERE copy_rank = 1
     )
-    SELECT id, kind, summary, occurred_at, salience, verdict, text_head, recalled, citations,
-           similarity, term_hits, concept_hit, matched, pools, rel_used, recency, score, repeats
-    FROM grouped WHERE group_rank <= %(per_group)s
-    ORDER BY score DESC, occurred_at DESC, id DESC
-    LIMIT %(rows)s
+    SELECT g.id, g.kind, g.summary, g.occurred_at, g.salience, g.verdict,
+           CASE WHEN g.kind = 'answer' THEN left(e.text, 600) ELSE '' END,
+           CASE WHEN g.kind = 'answer' THEN e.evidence->'recalled_ids' END,
+           CASE WHEN g.kind = 'answer' THEN e.evidence->'citations' END,
+           g.similarity, g.term_hits, g.concept_hit, g.matched, g.pools, g.rel_used,
+           g.recency, g.score, g.repeats
+    FROM (
+        SELECT * FROM grouped WHERE group_rank <= %(per_group)s
+        ORDER BY score DESC, occurred_at DESC, id DESC
+        LIMIT %(rows)s
+    ) g
+    JOIN memory_episode e ON e.id = g.id
+    ORDER BY g.score DESC, g.occurred_at DESC, g.id DESC
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -38,13 +38,16 @@ def working_set_rebuild(*, pair: Pair) -> None:
         )
         count = cursor.rowcount
         cursor.execute(
-            "SELECT COALESCE(max(id), 0) FROM memory_episode WHERE pair_id = %s", [pair.pk]
+            "SELECT COALESCE(max(id), 0), COALESCE(max(seq), 0) FROM memory_episode "
+            "WHERE pair_id = %s",
+            [pair.pk],
         )
-        max_id = cursor.fetchone()[0]
+        max_id, max_seq = cursor.fetchone()
     WorkingSet.objects.update_or_create(
         pair_id=pair.pk,
         defaults={
             "max_episode_id": max_id,
+            "max_seq": max_seq,
             "episode_count": count,
             "embedding_model": model,
             "built_at": timezone.now(),
