@@ -545,8 +545,8 @@ def _append_locked(
         result.append(episode)
     if new_rows:
         try:
-            with transaction.atomic():
-                Episode.objects.bulk_create([e for e, _ in new_rows])
+            # No savepoint: on a violation the whole append is rolled back anyway.
+            Episode.objects.bulk_create([e for e, _ in new_rows])
         except IntegrityError as exc:  # a race the lock should make impossible
             raise RuntimeError(f"episode chain of pair {locked.pk} would fork: {exc}") from exc
         EpisodeIndex.objects.bulk_create([_index_row(e, vector) for e, vector in new_rows])

@@ -351,3 +351,26 @@ def test_chain_status_shows_the_last_verification_and_can_verify_now(api, pair):
     assert body["status"] == "intact"
     assert body["last_verification"]["length"] == 3
     assert api.get(url).json()["status"] == "intact"
+
+
+def test_a_page_of_episodes_costs_the_same_queries_whatever_its_length(api, pair):
+    answer_file = subject_file_register(subject=pair.subject, name="cells.pdf", content=b"x")
+    _seed(pair, 2)
+    episode_append(
+        pair=pair, kind="answer", summary="a", citations=[{"file_id": answer_file.pk}], embed=False
+    )
+    with CaptureQueriesContext(connection) as small:
+        assert api.get(_list_url(pair), {"limit": 3, "order": "oldest"}).status_code == 200
+    _seed(pair, 40)
+    with CaptureQueriesContext(connection) as large:
+        assert api.get(_list_url(pair), {"limit": 40, "order": "oldest"}).status_code == 200
+    assert len(large.captured_queries) == len(small.captured_queries)
+
+
+def test_the_openapi_schema_documents_the_episode_endpoints(api):
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    paths = schema["paths"]
+    assert "post" in paths["/api/v1/episodes/"]
+    assert "get" in paths["/api/v1/pairs/{student}/{subject}/episodes/"]
+    assert "post" in paths["/api/v1/episodes/{episode_id}/stance/"]
+    assert "get" in paths["/api/v1/pairs/{student}/{subject}/chain/"]
