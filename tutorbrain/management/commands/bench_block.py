@@ -77,6 +77,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--generate-only", action="store_true")
         parser.add_argument(
+            "--student",
+            default="",
+            help="benchmark this bench student's pair (default: the largest pair)",
+        )
+        parser.add_argument(
             "--reuse", action="store_true", help="benchmark the bench data already there"
         )
         parser.add_argument(
@@ -137,12 +142,12 @@ class Command(BaseCommand):
         from tutorbrain.block.working_set import working_set_clear, working_set_rebuild
 
         org = Organization.objects.get(slug="bench")
-        pair = (
-            Pair.objects.select_related("student", "subject")
-            .filter(student__organization=org)
-            .order_by("-head_seq", "pk")
-            .first()
-        )
+        pairs = Pair.objects.select_related("student", "subject").filter(student__organization=org)
+        if options["student"]:
+            pairs = pairs.filter(student__external_id=options["student"])
+        pair = pairs.order_by("-head_seq", "pk").first()
+        if pair is None:
+            raise CommandError(f"no bench pair for student {options['student']!r}")
         if options["working_set"] == "rebuild":
             working_set_rebuild(pair=pair)
         elif options["working_set"] == "clear":
