@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.http import HttpResponseRedirect
@@ -266,7 +267,7 @@ class ConceptAdmin(ReadOnlyAdmin):
                 "opts": self.model._meta,
                 "concepts": queryset,
                 "form": form,
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
             },
         )
 

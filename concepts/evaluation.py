@@ -86,14 +86,15 @@ def evaluate(
     concept_score = _score(tp, len(concepts), len(gold_names))
 
     gold_edges = {(a, b) for a, b in gold["edges"]}
-    predicted_edges = set()
+    predicted_edges: set[tuple[str, str]] = set()
     wrong: list[str] = []
     for concept, prerequisite in edges:
-        pair = (matched.get(concept), matched.get(prerequisite))
-        if None in pair:
+        start, end = matched.get(concept), matched.get(prerequisite)
+        if start is None or end is None:
             wrong.append(f"{concept} -> {prerequisite}")
             predicted_edges.add((f"?{concept}", f"?{prerequisite}"))
             continue
+        pair = (start, end)
         predicted_edges.add(pair)
         if pair not in gold_edges:
             wrong.append(f"{concept} -> {prerequisite}")

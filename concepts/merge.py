@@ -2,7 +2,8 @@
 
 Two names are one concept when
 
-1. their canonical keys are equal ("Ósmosis" = "osmosis"), or
+1. their canonical keys are equal ("Ósmosis" = "osmosis") or differ only by a plural
+   ending ("Enzyme"/"Enzymes"), or
 2. the cosine of their name embeddings reaches the embedder's calibrated threshold
    (`threshold`), or
 3. they are spelling variants of each other (a character similarity of at least
@@ -27,6 +28,8 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+
+from concepts.naming import same_but_number
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 PAIRS_FILE = DATA_DIR / "merge_pairs.csv"
@@ -68,7 +71,7 @@ def thresholds_for(model_name: str) -> Thresholds | None:
 def same_concept(
     *, key_a: str, key_b: str, cosine: float | None, thresholds: Thresholds | None
 ) -> bool:
-    if key_a == key_b:
+    if same_but_number(key_a, key_b):
         return True
     if cosine is None or thresholds is None:
         return False
@@ -89,7 +92,7 @@ def best_match(
     """The id of the candidate (id, key, vector) that is the same concept, most similar first."""
     scored: list[tuple[float, int]] = []
     for candidate_id, candidate_key, candidate_vector in candidates:
-        if candidate_key == key:
+        if same_but_number(candidate_key, key):
             return candidate_id
         if vector is None or candidate_vector is None:
             continue

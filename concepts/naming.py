@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from functools import cache
+from typing import TypeVar
 
 from tutorbrain import language
 
 KEY_MAX_CHARS = 200
+T = TypeVar("T")
 
 _ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
 _ARABIC_FOLD = str.maketrans(
@@ -93,12 +96,31 @@ def key_tokens_text(text: str) -> str:
     return " " + " ".join(tokens(text)) + " "
 
 
-# Plural endings tolerated after a name when finding it in running text (Latin script):
-# "proteins" names "protein", "membranas" names "membrana".
+# Plural endings tolerated when finding a name in running text (Latin script), both
+# ways: "proteins" names "Protein", "membranas" names "membrana", "allele" names "Alleles".
 PLURAL_SUFFIXES = ("", "s", "es")
+# Shorter than this, a name is not singularised ("gas" stays "gas").
+SINGULAR_MIN_CHARS = 4
 
 
-def find_keys_in(text: str, keys: dict[str, object]) -> list[tuple[str, object]]:
+def _number_forms(key: str) -> list[str]:
+    forms = [f"{key}{suffix}" for suffix in PLURAL_SUFFIXES]
+    last = key.rsplit(" ", 1)[-1]
+    if len(last) >= SINGULAR_MIN_CHARS and last.endswith("s") and last.isascii():
+        forms.append(key[:-1])
+    return forms
+
+
+def same_but_number(key_a: str, key_b: str) -> bool:
+    """ "gene"/"genes", "enzyme"/"enzymes": one concept in the singular and the plural."""
+    if key_a == key_b:
+        return True
+    if min(len(key_a), len(key_b)) < SINGULAR_MIN_CHARS:
+        return False  # "ga"/"gas", "atp"/"atps": too short to tell a plural from a word
+    return key_b in _number_forms(key_a) or key_a in _number_forms(key_b)
+
+
+def find_keys_in(text: str, keys: Mapping[str, T]) -> list[tuple[str, T]]:
     """Which of `keys` occur in `text` as whole words, longest first.
 
     `keys` maps a concept key to anything (a concept, a name). Tokens are those of
@@ -108,13 +130,13 @@ def find_keys_in(text: str, keys: dict[str, object]) -> list[tuple[str, object]]
     """
     haystack = key_tokens_text(text)
     taken = [False] * len(haystack)
-    found: list[tuple[str, object]] = []
+    found: list[tuple[str, T]] = []
     for key in sorted(keys, key=len, reverse=True):
         if not key:
             continue
         hit = False
-        for suffix in PLURAL_SUFFIXES:
-            needle = f" {key}{suffix} "
+        for needle_key in _number_forms(key):
+            needle = f" {needle_key} "
             start = haystack.find(needle)
             while start != -1:
                 span = range(start + 1, start + len(needle) - 1)

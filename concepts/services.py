@@ -482,7 +482,7 @@ def _merge_into_map(
     existing = list(Concept.objects.filter(subject=subject).order_by("pk"))
     existing_ids = {c.pk for c in existing}
     by_id = {c.pk: c for c in existing}
-    candidates: list[tuple[int, str, object]] = []
+    candidates: list[tuple[int, str, np.ndarray | None]] = []
     for concept in existing:
         vector = None if concept.embedding is None else np.asarray(concept.embedding)
         candidates.append((concept.pk, concept.key, vector))

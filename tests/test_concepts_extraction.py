@@ -143,3 +143,32 @@ def test_the_offline_extractor_meets_its_measured_quality_on_the_sample_subject(
     # The numbers measured and documented in docs/concept-map.md; a regression fails here.
     assert result.concepts.precision >= 0.9 and result.concepts.recall >= 0.9
     assert result.edges.precision >= 0.7 and result.edges.recall >= 0.9
+
+
+def test_held_out_notes_in_another_style_keep_their_measured_quality(pair):
+    """tests/data/held-out: labelled before the extractor ever read it (see docs)."""
+    held_out = DATA.parent / "held-out"
+    content = (held_out / "genetics-notes.txt").read_bytes()
+    upload = file_upload(pair=pair, name="genetics-notes.txt", content=content, queue=False)
+    assert file_read(subject_file=upload.file).state == FileReading.State.DONE
+    concepts = [(c.name, list(c.aliases)) for c in Concept.objects.filter(subject=pair.subject)]
+    edges = list(pair.subject.prerequisites.values_list("concept__name", "prerequisite__name"))
+    result = evaluate(gold=load_gold(held_out / "gold.json"), concepts=concepts, edges=edges)
+    assert result.concepts.precision >= 0.9 and result.concepts.recall >= 0.7
+    assert result.edges.precision >= 0.8 and result.edges.recall >= 0.5
+
+
+def test_singular_and_plural_are_one_concept_in_a_file_and_across_files():
+    extraction = _extract("## Genes\n\nA gene is a stretch of DNA that codes for a protein.\n")
+    assert [c.name for c in extraction.concepts] == ["Gene"]
+    from concepts.merge import same_concept
+
+    assert same_concept(key_a="enzyme", key_b="enzymes", cosine=None, thresholds=None)
+    assert not same_concept(key_a="gas", key_b="ga", cosine=None, thresholds=None)
+
+
+def test_a_title_line_with_a_dash_is_no_glossary_entry():
+    extraction = _extract(
+        "GENETICS - UNIT 4 NOTES\n\nGenotype - the pair of alleles an organism carries.\n"
+    )
+    assert [c.name for c in extraction.concepts] == ["Genotype"]

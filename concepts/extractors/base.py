@@ -36,6 +36,7 @@ class ExtractionFailed(Exception):
 
 
 class Extractor(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def extract(self, *, pages: list[str], language: str, file_name: str) -> Extraction: ...

@@ -32,12 +32,14 @@ from concepts.extractors.base import (
     ExtractedConcept,
     Extraction,
 )
-from concepts.naming import concept_key, display_name, find_keys_in, tokens
+from concepts.naming import concept_key, display_name, find_keys_in, same_but_number, tokens
 from concepts.validator import name_check, strip_heading_number
 from tutorbrain import language
 
 # A term in "X is ..." has at most this many words (longer is a sentence subject).
 TERM_MAX_WORDS = 5
+# A glossary line's definition has at least this many words ("UNIT 4 NOTES" is none).
+GLOSSARY_MIN_WORDS = 4
 # How much text under a heading becomes the heading concept's definition.
 HEADING_DEFINITION_SENTENCES = 2
 # A stand-alone short line in PDF text is read as a heading when it has at most this
@@ -58,6 +60,8 @@ _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$
 _DASH = re.compile(r"^(?P<term>[^—–.!?]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟])\s+")
+# Definitions are looked for per clause too: "the genotype is ...; the phenotype is ...".
+_CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟;؛])\s+")
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 
 
@@ -173,8 +177,16 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
 
 
 def _is_glossary_line(text: str) -> bool:
+    """ "Term: definition" or "Term - definition"; not a title like "GENETICS - UNIT 4 NOTES"."""
     match = _GLOSSARY.match(text) or _DASH.match(text)
-    return bool(match) and len(_plain(match.group("term")).split()) <= TERM_MAX_WORDS + 1
+    if match is None:
+        return False
+    if len(_plain(match.group("term")).split()) > TERM_MAX_WORDS + 1:
+        return False
+    definition = _plain(match.group("text"))
+    return len(definition.split()) >= GLOSSARY_MIN_WORDS and name_check(
+        strip_heading_number(definition)
+    ).reason not in ("a numbered heading", "section furniture")
 
 
 def _term_before_copula(sentence: str) -> tuple[str, str] | None:
@@ -200,8 +212,8 @@ def _term_before_copula(sentence: str) -> tuple[str, str] | None:
                     term = _plain(bold.group(1) or bold.group(2))
                 elif not _could_be_term(term_words):
                     return None
-                rest = words[end + len(copula) :]
-                return (term, sentence) if rest else None
+                after = words[end + len(copula) :]
+                return (term, sentence) if after else None
     return None
 
 
@@ -234,6 +246,8 @@ class OfflineExtractor:
                     rejected.append(name)
                 return
             key = concept_key(name)
+            # "2.2 Genes" over "A gene is ...": one concept in the singular and plural.
+            key = next((k for k in candidates if same_but_number(k, key)), key)
             italic = [_plain(m.group(1) or m.group(2)) for m in _ITALIC.finditer(block_text)]
             existing = candidates.get(key)
             if existing is None:
@@ -275,7 +289,7 @@ class OfflineExtractor:
             if glossary and _is_glossary_line(text):
                 term = _plain(glossary.group("term"))
                 offer(term, DEFINED, f"{term}: {_plain(glossary.group('text'))}", page, text)
-            for sentence in _SENTENCE_SPLIT.split(text):
+            for sentence in _CLAUSE_SPLIT.split(text):
                 found = _term_before_copula(sentence)
                 if found:
                     offer(found[0], DEFINED, _plain(found[1]), page, text)
