@@ -63,6 +63,9 @@ def test_the_timeline_shows_every_row_of_a_three_step_chain_in_order(
     # Each row lists the episodes behind it (1, 2, then 3 checks), the new one marked.
     assert [step.count("episode #") for step in steps] == [1, 2, 3]
     assert "bl-selected" in steps[1] and "bl-selected" not in steps[0]
+    # The episodes are links to the episode admin.
+    for episode in last.evidence.all():
+        assert reverse("admin:memory_episode_change", args=[episode.pk]) in steps[2]
     assert html.index(f'id="belief-{first.pk}"') < html.index(f'id="belief-{last.pk}"')
 
 

@@ -250,3 +250,18 @@ def test_the_router_matches_names_as_the_concept_maps_own_selectors_do(pair):
     ]:
         expected = concept_find_named_in(subject=pair.subject, text=text)
         assert router.named_in(text) == expected, text
+
+
+def test_a_failing_derivation_is_logged_and_the_check_stays_stored(
+    pair, derive, monkeypatch, caplog
+):
+    make_concept(pair.subject, "Osmosis")
+
+    def broken(points):
+        raise RuntimeError("rule exploded")
+
+    monkeypatch.setattr(rules, "derive", broken)
+    episode = derive(pair, topic="Osmosis", verdict="right")
+    assert Episode.objects.filter(pk=episode.pk).exists()
+    assert Belief.objects.count() == 0
+    assert "belief derivation failed" in caplog.text and "rule exploded" in caplog.text
