@@ -186,9 +186,11 @@ def _take(lines: list[str], allowance: int) -> tuple[list[str], int]:
     """Lines from the front while they fit; a too-long line is cut to fit its cap."""
     taken, spent = [], 0
     for line in lines:
-        if count_tokens(line) > LINE_MAX_TOKENS:
+        tokens = count_tokens(line)
+        if tokens > LINE_MAX_TOKENS:
             line = truncate_to_tokens(line, LINE_MAX_TOKENS)
-        cost = _cost(line)
+            tokens = count_tokens(line)
+        cost = tokens + 1
         if spent + cost > allowance:
             break
         taken.append(line)
@@ -249,9 +251,11 @@ def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetim
         misses = 0
         for line in order:
             rendered = line.render(zone=zone, now=now)
-            if count_tokens(rendered) > LINE_MAX_TOKENS:
+            tokens = count_tokens(rendered)
+            if tokens > LINE_MAX_TOKENS:
                 rendered = truncate_to_tokens(rendered, LINE_MAX_TOKENS)
-            cost = _cost(rendered)
+                tokens = count_tokens(rendered)
+            cost = tokens + 1
             if spent + cost > allowance:
                 # A shorter line further down may still fit; stop looking after a few.
                 misses += 1
