@@ -140,6 +140,11 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
             return "retirement"
         return "current" if obj.superseded_by_id is None else "superseded"
 
+    @staticmethod
+    def _chips(episodes) -> list[dict]:
+        ordered = sorted(episodes, key=lambda e: e.seq)
+        return [{"episode": e, "url": _episode_url(e.pk)} for e in ordered]
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The belief's whole supersession chain as a timeline, oldest first."""
         belief = get_object_or_404(Belief.objects.select_related("pair"), pk=object_id)
@@ -147,10 +152,9 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
             raise PermissionDenied
         chain = belief_chain(belief=belief)
         steps = []
-        previous: set[int] = set()
+        previous: dict[int, Episode] = {}
         for position, row in enumerate(chain, start=1):
-            links = list(row.evidence_links.all())
-            ids = {link.episode_id for link in links}
+            behind = {link.episode_id: link.episode for link in row.evidence_links.all()}
             steps.append(
                 {
                     "position": position,
@@ -158,20 +162,19 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
                     "is_selected": row.pk == belief.pk,
                     "state": self.state(row),
                     "confidence_percent": round(row.confidence * 100),
-                    "evidence": [
-                        {
-                            "episode": link.episode,
-                            "url": _episode_url(link.episode_id),
-                            "is_new": link.episode_id not in previous,
-                        }
-                        for link in links
-                    ],
+                    "evidence_count": len(behind),
+                    "new": self._chips(e for i, e in behind.items() if i not in previous),
+                    "carried": self._chips(e for i, e in behind.items() if i in previous),
+                    # After a re-derivation under other rules, checks may stop counting.
+                    "dropped": self._chips(e for i, e in previous.items() if i not in behind)
+                    if behind and row.reason == Belief.Reason.REDERIVATION
+                    else [],
                 }
             )
-            if ids:
+            if behind:
                 # A retirement row has no evidence of its own: "new" on the row after it
                 # is measured against the last row that had some.
-                previous = ids
+                previous = behind
         pair = chain[0].pair
         context = {
             **self.admin_site.each_context(request),

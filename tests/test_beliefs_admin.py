@@ -54,7 +54,7 @@ def test_the_timeline_shows_every_row_of_a_three_step_chain_in_order(
     html = response.content.decode()
     shown = [int(i) for i in re.findall(r'data-belief-id="(\d+)"', html)]
     assert shown == [first.pk, middle.pk, last.pk]
-    steps = re.findall(r'<li class="bl-step[^"]*".*?</li>\s*</ul>', html, flags=re.S)
+    steps = html.split('<li class="bl-step')[1:]
     assert len(steps) == 3
     assert "struggles with Osmosis" in steps[0] and "0.75" in steps[0]
     assert "understands Osmosis" in steps[1] and "0.51" in steps[1]
@@ -181,3 +181,29 @@ def test_a_large_selection_is_queued_as_celery_tasks(
         beliefs_pairs = services.beliefs_rederive_schedule(pair_ids=[pair.pk], requested_by=staff)
     assert beliefs_pairs == 1
     assert sent == [{"pair_ids": [pair.pk], "requested_by_id": staff.pk}]
+
+
+def test_the_timeline_shows_checks_a_rederivation_no_longer_counts(
+    client, staff, three_step_chain, derive, monkeypatch
+):
+    from beliefs import routing
+    from beliefs.services import beliefs_rederive
+
+    pair = three_step_chain[0].pair
+    phrase = derive(
+        pair,
+        topic="water moving through a membrane",
+        verdict="right",
+        assessment="Described Osmosis well.",
+        at=T0 + days(3),
+    )
+    # Today's rule: any cue word makes a topic read as speech ("a" is a Portuguese cue).
+    monkeypatch.setattr(routing, "UTTERANCE_CUES_PER_CONTENT_WORD", 0.0)
+    beliefs_rederive(pair=pair, now=T0 + days(4))
+    head = beliefs_current(pair=pair)[0]
+    assert phrase not in head.evidence.all() and head.check_count == 3
+    html = client.get(reverse("admin:beliefs_belief_change", args=[head.pk])).content.decode()
+    last_step = html.split('<li class="bl-step')[-1]
+    assert "No longer counted under the rules of this re-derivation" in last_step
+    dropped = last_step.split("No longer counted")[1]
+    assert f"episode #{phrase.seq}" in dropped
