@@ -185,3 +185,34 @@ def test_the_report_lists_the_questions_the_files_could_not_answer(api, pair):
         (answer.pk, question.summary),
     ]
     assert body["unanswered_sentence"] == "2 questions the files could not answer."
+
+
+def test_a_check_posted_to_the_api_becomes_a_belief_in_the_report(
+    api, organization, django_capture_on_commit_callbacks
+):
+    from memory.services import subject_get_or_create
+
+    subject = subject_get_or_create(organization=organization, external_id="biology")
+    make_concept(subject, "Cytoplasm")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            reverse("api:episode-append"),
+            {
+                "student": "s-1",
+                "subject": "biology",
+                "kind": "check",
+                "summary": "Asked where the organelles float",
+                "topic": "Check on cytoplasm",
+                "verdict": "right",
+                "assessment": "Knew the cytoplasm holds the organelles.",
+            },
+            format="json",
+        )
+    assert response.status_code in (200, 201), response.content
+    body = api.get(reverse("api:pair-report", args=["s-1", "biology"])).json()
+    assert body["checks"]["sentence"] == (
+        "1 check is on record; it is linked to a concept in the map."
+    )
+    assert [(b["concept"], b["claim"], b["confidence"]) for b in body["beliefs"]] == [
+        ("Cytoplasm", "understands", 0.75)
+    ]
