@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -138,6 +138,7 @@ def _recompute_locked(subject_map: SubjectMap, now: datetime) -> SubjectMap:
     concepts = list(Concept.objects.filter(subject=subject).order_by("pk"))
     created = _resolve_assumptions(subject, concepts)
     concepts.extend(created)
+    before = {(c.pk, c.readiness, c.centrality, c.generation, c.teaching_rank) for c in concepts}
     explained = _explained_ids(subject)
     for concept in concepts:
         concept.readiness = concept_readiness(concept=concept, explained=concept.pk in explained)
@@ -154,8 +155,12 @@ def _recompute_locked(subject_map: SubjectMap, now: datetime) -> SubjectMap:
         concept.centrality = derived.centrality.get(concept.pk, 0.0)
         concept.generation = derived.generation.get(concept.pk, 0)
         concept.teaching_rank = derived.teaching_rank.get(concept.pk, 0)
-    Concept.objects.bulk_update(
-        concepts, ["readiness", "centrality", "generation", "teaching_rank"], batch_size=500
+    _write_derived(
+        [
+            c
+            for c in concepts
+            if (c.pk, c.readiness, c.centrality, c.generation, c.teaching_rank) not in before
+        ]
     )
     names = {c.pk: c.name for c in concepts}
     subject_map.concept_count = len(concepts)
@@ -166,6 +171,27 @@ def _recompute_locked(subject_map: SubjectMap, now: datetime) -> SubjectMap:
     if created:
         _embed_after_commit(subject)
     return subject_map
+
+
+def _write_derived(concepts: list[Concept]) -> None:
+    """One UPDATE for all changed rows (bulk_update's CASE per row is ~100x slower here)."""
+    if not concepts:
+        return
+    table = connection.ops.quote_name(Concept._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS c SET readiness = v.r, centrality = v.c, generation = v.g, "
+            "teaching_rank = v.t "
+            "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::int[], %s::int[]) "
+            "AS v(id, r, c, g, t) WHERE c.id = v.id",
+            [
+                [c.pk for c in concepts],
+                [c.readiness for c in concepts],
+                [c.centrality for c in concepts],
+                [c.generation for c in concepts],
+                [c.teaching_rank for c in concepts],
+            ],
+        )
 
 
 def _embed_after_commit(subject: Subject) -> None:
