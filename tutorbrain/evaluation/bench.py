@@ -93,6 +93,11 @@ def corpus_load(
 # ---- 2. questions from each pair's logged data ------------------------------------------------
 
 
+def _day_label(moment: datetime) -> str:
+    """A date as the block and the designs write it ("15 Oct")."""
+    return moment.strftime("%d %b").lstrip("0")
+
+
 def _month_key(moment: datetime) -> tuple[int, int]:
     return (moment.year, moment.month)
 
@@ -121,6 +126,7 @@ def pair_questions(
     phrasing = PHRASINGS[language]
     template = next((t for t in TEMPLATES if t.code == history.plan.template_code), None)
     episodes = list(Episode.objects.filter(pair=pair, occurred_at__lt=now).order_by("seq"))
+    by_id = {e.pk: e for e in episodes}
     out: list[dict[str, Any]] = []
 
     def add(category: str, message: str, expected: dict[str, Any]) -> None:
@@ -192,10 +198,18 @@ def pair_questions(
             year, month = (year + 1, 1) if month == 12 else (year, month + 1)
         empty = [m for m in span if m not in set(active)]
         for year, month in rng.sample(active, k=min(len(active), PER_PAIR["active_month"])):
+            worked = sorted(
+                {
+                    c
+                    for e in episodes
+                    if _month_key(e.occurred_at) == (year, month)
+                    for c in e.concepts
+                }
+            )
             add(
                 "active_month",
                 phrasing.month.format(month=month_name(language, month), year=year),
-                {"year": year, "month": month},
+                {"year": year, "month": month, "concepts": worked},
             )
         for year, month in rng.sample(empty, k=min(len(empty), PER_PAIR["empty_month"])):
             add(
@@ -224,7 +238,12 @@ def pair_questions(
         add(
             "recall",
             phrasing.recall.format(c=name),
-            {"concept": name, "episode_ids": last_exchange[name]},
+            {
+                "concept": name,
+                "episode_ids": last_exchange[name],
+                # for end-to-end grading of a model's answer: the exchange's date as cited
+                "dates": sorted({_day_label(by_id[i].occurred_at) for i in last_exchange[name]}),
+            },
         )
     return out
 
@@ -290,6 +309,8 @@ class BenchResult:
     outcomes: list[Outcome] = field(default_factory=list)
     digest: str = ""
     subjects: int = 0
+    # (question, design, prompt text), kept for the end-to-end mode
+    prompts: list[tuple[dict[str, Any], str, str]] = field(default_factory=list)
 
     def table(self) -> dict[str, dict[str, tuple[int, int]]]:
         counts: dict[str, dict[str, list[int]]] = {
@@ -307,6 +328,7 @@ def bench_run(
     questions_file: Path,
     designs: tuple[str, ...] = DESIGNS,
     progress: Callable[[int], None] | None = None,
+    keep_prompts: bool = False,
 ) -> BenchResult:
     from memory.models import Pair
 
@@ -325,6 +347,8 @@ def bench_run(
         passages = file_passages(subject=pair.subject, message=question["message"])
         for design in designs:
             shown = DESIGN_BUILDERS[design](asked, passages)
+            if keep_prompts:
+                result.prompts.append((question, design, shown.text))
             result.outcomes.append(
                 Outcome(question, design, grade(question["category"], shown, question["expected"]))
             )

@@ -48,6 +48,14 @@ class Command(BaseCommand):
         parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "var" / "bench_memory"))
         parser.add_argument("--designs", nargs="*", choices=DESIGNS, default=list(DESIGNS))
         parser.add_argument(
+            "--e2e",
+            action="store_true",
+            help="also ask every question through an OpenAI-compatible chat model (twice)",
+        )
+        parser.add_argument("--chat-base-url", default=settings.TUTORBRAIN_LLM_BASE_URL)
+        parser.add_argument("--chat-model", default=settings.TUTORBRAIN_LLM_MODEL)
+        parser.add_argument("--chat-api-key", default=settings.TUTORBRAIN_LLM_API_KEY)
+        parser.add_argument(
             "--questions",
             help="grade an already registered question file (its sha256 is checked) instead of drawing one",
         )
@@ -86,6 +94,7 @@ class Command(BaseCommand):
                     questions_file=questions_file,
                     designs=tuple(options["designs"]),
                     progress=bar.update,
+                    keep_prompts=options["e2e"],
                 )
         except QuestionFileTampered as exc:
             raise CommandError(str(exc)) from exc
@@ -93,9 +102,30 @@ class Command(BaseCommand):
             settings.DATABASES["default"]["NAME"], shlex.join(sys.argv[2:])
         ).strip()
         report = report_markdown(result, command=command, questions_file=questions_file)
+        if options["e2e"]:
+            report += "\n\n" + self.end_to_end(result, options)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.md").write_text(report + "\n")
         (out / "failures.md").write_text(failures_markdown(result))
         chart_png(result, out / "chart.png")
         self.stdout.write(report)
         self.stdout.write(f"\nfailures: {out / 'failures.md'}\nchart:    {out / 'chart.png'}")
+
+    def end_to_end(self, result, options) -> str:
+        """The optional model-in-the-loop run; skipped (and said so) without an endpoint."""
+        from tutorbrain.evaluation.e2e import RUNS, ChatEndpoint, e2e_markdown, e2e_run
+
+        if not (options["chat_base_url"] and options["chat_model"]):
+            return (
+                "End-to-end mode skipped: no OpenAI-compatible chat endpoint configured "
+                "(--chat-base-url/--chat-model or TUTORBRAIN_LLM_BASE_URL/TUTORBRAIN_LLM_MODEL)."
+            )
+        endpoint = ChatEndpoint(
+            base_url=options["chat_base_url"],
+            model=options["chat_model"],
+            api_key=options["chat_api_key"],
+            timeout=settings.TUTORBRAIN_LLM_TIMEOUT_SECONDS,
+        )
+        with tqdm(total=RUNS * len(result.prompts), desc="model answers", unit="q") as bar:
+            e2e = e2e_run(endpoint=endpoint, prompts=result.prompts, progress=bar.update)
+        return e2e_markdown(e2e, endpoint=endpoint, designs=list(options["designs"]))
