@@ -88,7 +88,7 @@ class Command(BaseCommand):
             # embed=False: the benchmark is about beliefs, not the embedder.
             episode_append_batch(pair=pair, events=events[start : start + batch_size], embed=False)
 
-        rederive_ms = []
+        rederive_ms: list[float] = []
         for _ in range(options["repeat"]):
             started = time.perf_counter()
             result = beliefs_rederive(pair=pair)
@@ -99,7 +99,7 @@ class Command(BaseCommand):
             + _percentiles(rederive_ms)
         )
 
-        live_ms = []
+        live_ms: list[float] = []
         last = BENCH_START + timedelta(hours=6 * options["checks"])
         # Time the derivation itself: the after-commit receiver is off while appending.
         episodes_appended.disconnect(dispatch_uid=DERIVE_DISPATCH_UID)
