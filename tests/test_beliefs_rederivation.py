@@ -258,3 +258,41 @@ def test_the_command_exits_non_zero_with_one_readable_line_for_an_unknown_pair(d
     assert process.returncode != 0
     lines = [line for line in process.stderr.splitlines() if line.strip()]
     assert lines == ["CommandError: no student 'nobody' with subject 'biology': nothing re-derived"]
+
+
+def test_two_real_rederivations_of_one_pair_never_both_run(transactional_db, history, monkeypatch):
+    pair = history
+    inside, release = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+    real_derive = rules.derive
+
+    def slow_derive(points):
+        # Only the first re-derivation (thread "first") pauses in the middle of its work.
+        if threading.current_thread().name == "first":
+            inside.set()
+            release.wait(timeout=20)
+        return real_derive(points)
+
+    monkeypatch.setattr(rules, "derive", slow_derive)
+
+    def first():
+        try:
+            outcome["first"] = beliefs_rederive(pair=pair, now=T0 + days(3))
+        except BaseException as exc:  # surfaced below
+            outcome["first"] = exc
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=first, name="first")
+    thread.start()
+    try:
+        assert inside.wait(timeout=20), outcome
+        with pytest.raises(RederivationBusy):
+            beliefs_rederive(pair=pair, now=T0 + days(3))
+    finally:
+        release.set()
+        thread.join(timeout=30)
+    assert not isinstance(outcome["first"], BaseException), outcome["first"]
+    assert Rederivation.objects.filter(pair=pair).count() == 1
+    assert Belief.objects.filter(reason="retirement").count() == 2
+    assert sorted(b.concept.name for b in beliefs_current(pair=pair)) == ["Cytoplasm", "Osmosis"]
