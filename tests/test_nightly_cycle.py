@@ -6,6 +6,7 @@ import pytest
 
 from beliefs.models import Belief
 from concepts.models import Concept
+from concepts.selectors import concept_key
 from memory.models import CitationCheck, Episode
 from memory.services import episode_append, subject_file_register
 from tests.factories import PairFactory
@@ -144,7 +145,7 @@ def test_the_day_is_taken_in_the_nightly_time_zone(pair, settings):
 
 
 def _belief(pair, *, last_evidence_at, name="fractions", confidence=0.8):
-    concept = Concept.objects.create(subject=pair.subject, name=name, key=name)
+    concept = Concept.objects.create(subject=pair.subject, name=name, key=concept_key(name))
     return Belief.objects.create(
         pair=pair,
         concept=concept,
@@ -192,6 +193,31 @@ def test_a_decayed_belief_does_not_decay_again_the_next_night(pair):
     outcome = cycle.pair_cycle_run(pair_id=pair.pk, day=NEXT_DAY, embed=False)
 
     assert outcome.wrote["decay"]["superseding_belief_ids"] == []
+
+
+def test_the_next_check_on_a_decayed_concept_clears_the_flag(
+    pair, django_capture_on_commit_callbacks
+):
+    _, end = services.day_bounds(DAY)
+    _belief(pair, last_evidence_at=end - dt.timedelta(days=45))
+    cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
+    assert Belief.objects.current().get(pair=pair).needs_confirmation
+
+    with django_capture_on_commit_callbacks(execute=True):
+        episode_append(
+            pair=pair,
+            kind="check",
+            summary="Added fractions again",
+            topic="fractions",
+            verdict="right",
+            occurred_at=end + dt.timedelta(hours=9),
+            now=end + dt.timedelta(hours=9),
+            embed=False,
+        )
+
+    current = Belief.objects.current().get(pair=pair)
+    assert not current.needs_confirmation
+    assert current.reason == Belief.Reason.EVIDENCE
 
 
 def test_pairs_with_a_belief_due_for_decay_are_in_the_night_even_when_quiet(pair):
