@@ -53,6 +53,9 @@ def salience_for(kind: str, verdict: str) -> float:
 
 
 IDEMPOTENCY_KEY_MAX_CHARS = 200
+# A chat history starts after this year; it also keeps every timestamp a 4-digit year,
+# which the canonical serialisation (and its PostgreSQL twin in verification) assume.
+OCCURRED_AT_MIN_YEAR = 1970
 CITATIONS_MAX = 50
 RECALLED_IDS_MAX = 200
 # Evidence keys the service writes itself; an event's `extra` may not shadow them.

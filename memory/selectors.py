@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import F, Max, OuterRef, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 
 from memory.errors import NotFound
 from memory.hashing import HASHED_FIELDS, episode_hash
@@ -157,7 +158,20 @@ class ChainReport:
     reason: str = ""
 
 
+# Datetimes are formatted by PostgreSQL exactly as memory.hashing writes them (UTC,
+# microseconds, "Z"): parsing a timestamp into Python only to format it again was a
+# third of the verification time.
+_ISO_UTC = (
+    'to_char("memory_episode"."{column}" AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\')'
+)
+_DATETIME_FIELDS = ("occurred_at", "recorded_at")
 _VERIFY_FIELDS = ("id", "prev_hash", "hash", *HASHED_FIELDS)
+_VERIFY_ANNOTATIONS = {
+    f"{name}_iso": RawSQL(_ISO_UTC.format(column=name), []) for name in _DATETIME_FIELDS
+}
+_VERIFY_COLUMNS = tuple(
+    f"{name}_iso" if name in _DATETIME_FIELDS else name for name in _VERIFY_FIELDS
+)
 
 
 def chain_report(
@@ -181,9 +195,11 @@ def chain_report(
     rows = (
         Episode.objects.filter(pair_id=pair.pk, seq__lte=head_seq)
         .order_by("seq")
-        .values(*_VERIFY_FIELDS)
+        .annotate(**_VERIFY_ANNOTATIONS)
+        .values_list(*_VERIFY_COLUMNS)
         .iterator(chunk_size=chunk_size)
     )
+    rows = (dict(zip(_VERIFY_FIELDS, values, strict=True)) for values in rows)
 
     def broken(seq: int, why: str, reason: str) -> ChainReport:
         return ChainReport(intact=False, length=checked, broken_seq=seq, failure=why, reason=reason)

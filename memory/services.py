@@ -48,6 +48,7 @@ from memory.rules import (
     CONCEPT_NAME_MAX_CHARS,
     CONCEPTS_MAX,
     IDEMPOTENCY_KEY_MAX_CHARS,
+    OCCURRED_AT_MIN_YEAR,
     RECALLED_IDS_MAX,
     RESERVED_EVIDENCE_KEYS,
     SUMMARY_MAX_CHARS,
@@ -308,6 +309,11 @@ def event_validate(spec: EventSpec, *, field_prefix: str = "") -> EventSpec:
             isinstance(spec.occurred_at, datetime) and timezone.is_aware(spec.occurred_at),
             f"{p}occurred_at",
             "must be a date-time with a time zone (ISO 8601, e.g. 2026-07-12T10:00:00Z)",
+        )
+        _check(
+            spec.occurred_at.year >= OCCURRED_AT_MIN_YEAR,
+            f"{p}occurred_at",
+            f"must be in {OCCURRED_AT_MIN_YEAR} or later",
         )
     verdicts = {v.value for v in Episode.Verdict}
     spec.verdict = spec.verdict or ""
