@@ -140,3 +140,20 @@ def test_a_slow_count_falls_back_to_the_estimate_without_spoiling_the_request(pa
         assert paginator.count >= 0
     assert "pg_class" in queries.captured_queries[-1]["sql"], "the estimate stood in"
     assert Episode.objects.filter(pair=pair).count() == 3
+
+
+def test_an_answer_page_shows_its_cited_files_state_and_stance(admin_client, pair):
+    from memory.services import answer_stance_report, citation_verify
+
+    file = subject_file_register(subject=pair.subject, name="cells.pdf", content=b"v1")
+    answer = episode_append(
+        pair=pair, kind="answer", summary="cited", citations=[{"file_id": file.pk}], embed=False
+    )
+    citation_verify(episode=answer)
+    answer_stance_report(episode=answer, stance="partial")
+    subject_file_register(subject=pair.subject, name="cells.pdf", content=b"v2")
+    body = admin_client.get(reverse("admin:memory_episode_change", args=[answer.pk])).content
+    text = body.decode()
+    assert "changed — &#x27;cells.pdf&#x27; was replaced by a newer version" in text
+    assert "last checks: holds" in text
+    assert "partial" in text and file.fingerprint in text
