@@ -27,6 +27,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from memory import indexing
 from memory.models import Pair
 from memory.selectors import chain_report
 from memory.services import (
@@ -82,6 +83,11 @@ class Command(BaseCommand):
         parser.add_argument("--chain-size", type=int, default=100_000)
         parser.add_argument("--verify-runs", type=int, default=3)
         parser.add_argument(
+            "--reuse-chain",
+            action="store_true",
+            help="verify an existing chain of --chain-size episodes instead of building one",
+        )
+        parser.add_argument(
             "--log-only",
             action="store_true",
             help="disconnect other apps' episodes_appended receivers: time the log alone",
@@ -111,6 +117,7 @@ class Command(BaseCommand):
         self.pairs_made = 0
 
         n, ne = options["appends"], options["embed_appends"]
+        self._embedder(ne)
         self._singles("one chain, no embedding", [self._pair()], n, embed=False)
         self._singles("one chain, with embedding", [self._pair()], ne, embed=True)
         chains = [self._pair() for _ in range(options["chains"])]
@@ -122,7 +129,7 @@ class Command(BaseCommand):
         chains = [self._pair() for _ in range(options["chains"])]
         self._concurrent(f"{threads} threads, {len(chains)} chains", chains, threads, n)
         if options["chain_size"]:
-            self._verify(options["chain_size"], options["verify_runs"])
+            self._verify(options["chain_size"], options["verify_runs"], options["reuse_chain"])
         self.stdout.write(f"load average at the end {os.getloadavg()[0]:.1f}")
 
     def _create_database(self, name: str) -> None:
@@ -191,7 +198,33 @@ class Command(BaseCommand):
         for pair in pairs[:3]:
             assert chain_report(pair=pair).intact, "a concurrent chain does not verify"
 
-    def _verify(self, size: int, runs: int) -> None:
+    def _embedder(self, count: int) -> None:
+        """The embedder alone, for reading the with-embedding rows."""
+        indexing.embed(["warm up"])
+        latencies = []
+        for i in range(count):
+            e = event(i)
+            text = indexing.episode_embedding_text(e["summary"], e["text"])
+            t = time.perf_counter()
+            indexing.embed([text])
+            latencies.append(time.perf_counter() - t)
+        ms = [x * 1000 for x in latencies]
+        self.stdout.write(
+            f"{'embedder alone (one text)':<34} {count:>6} calls: median "
+            f"{statistics.median(ms):.2f} ms, p90 {percentile(ms, 0.9):.2f} ms, p95 "
+            f"{percentile(ms, 0.95):.2f} ms"
+        )
+
+    def _verify(self, size: int, runs: int, reuse: bool) -> None:
+        existing = (
+            Pair.objects.filter(head_seq__gte=size).order_by("head_seq").first() if reuse else None
+        )
+        if existing is not None:
+            self.stdout.write(
+                f"verifying the existing chain of pair {existing.pk} ({existing.head_seq} episodes)"
+            )
+            self._verify_runs(existing, existing.head_seq, runs)
+            return
         pair = self._pair()
         batch = 1000
         timings = []
@@ -203,6 +236,9 @@ class Command(BaseCommand):
             timings.append((time.perf_counter() - t) / len(events))
         seconds = time.perf_counter() - start
         self._report(f"batches of {batch}, no embedding", size, seconds, timings)
+        self._verify_runs(pair, size, runs)
+
+    def _verify_runs(self, pair: Pair, size: int, runs: int) -> None:
         rates = []
         for _ in range(runs):
             t = time.perf_counter()
