@@ -71,7 +71,7 @@ class Command(BaseCommand):
             heads, checkpoint_at = parsed.by_pair(), parsed.created_at
 
         now = timezone.now()
-        chains = episodes = 0
+        chains = episodes = intact = 0
         broken: list[str] = []
         seen: set[int] = set()
         for pair in pairs.iterator(chunk_size=500):
@@ -82,6 +82,7 @@ class Command(BaseCommand):
             )
             chains += 1
             episodes += verification.length
+            intact += verification.intact
             if not verification.intact:
                 broken.append(
                     f"BROKEN  {pair.student.external_id} · {pair.subject.external_id} "
@@ -100,7 +101,7 @@ class Command(BaseCommand):
             self.stdout.write(self.style.ERROR(line))
         summary = (
             f"Verified {chains} chain{'s' if chains != 1 else ''}, {episodes} episodes: "
-            f"{chains - len(broken) if len(broken) <= chains else 0} intact, {len(broken)} broken."
+            f"{intact} intact, {len(broken)} broken."
         )
         if checkpoint_at is not None:
             summary += f" Compared with the checkpoint of {checkpoint_at.isoformat()} ({len(heads)} heads)."
