@@ -31,6 +31,7 @@ from tutorbrain.block.retrieval import (
     RetrievalQuery,
     candidates_fetch,
     session_settings_sql,
+    vector_literal,
 )
 from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_zone
 
@@ -122,26 +123,58 @@ def _ensure_session_settings() -> None:
     raw._tutorbrain_block_session = True
 
 
+_LOOKUP_SQL = """
+    SELECT p.id, p.student_id, p.subject_id, p.head_seq,
+           st.organization_id, st.external_id, st.timezone,
+           sb.organization_id, sb.external_id, sb.name, sb.language,
+           ws.max_seq, ws.embedding_model
+    FROM memory_pair p
+    JOIN memory_student st ON st.id = p.student_id
+    JOIN memory_subject sb ON sb.id = p.subject_id
+    LEFT JOIN tutorbrain_block_workingset ws ON ws.pair_id = p.id
+    WHERE st.organization_id = %s AND st.external_id = %s
+      AND sb.organization_id = %s AND sb.external_id = %s
+"""
+
+
 def _lookup(request: BuildRequest) -> tuple[Pair | None, Student | None, Subject | None]:
     """The pair, student and subject of *this* organization, by external ids.
 
     External ids are per organization: an id another organization uses is simply
     unknown here, and nothing of theirs can be read (every later query is keyed by the
     pair or subject found here). Nothing is created: the chat service may ask before
-    it has logged anything.
+    it has logged anything. One query (with the pair's working-set coverage), in SQL:
+    the ORM's compilation of this join cost more than running it.
     """
-    pair = (
-        Pair.objects.select_related("student", "subject", "block_working_set")
-        .filter(
-            student__organization=request.organization,
-            student__external_id=request.student_external_id,
-            subject__organization=request.organization,
-            subject__external_id=request.subject_external_id,
+    org = request.organization.pk
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LOOKUP_SQL,
+            [org, request.student_external_id, org, request.subject_external_id],
         )
-        .first()
-    )
-    if pair is not None:
-        return pair, pair.student, pair.subject
+        row = cursor.fetchone()
+    if row is not None:
+        (pk, student_id, subject_id, head_seq, st_org, st_ext, tz, sb_org, sb_ext, name, lang,
+         ws_seq, ws_model) = row  # fmt: skip
+        db = connection.alias
+        student = Student.from_db(
+            db,
+            ["id", "organization_id", "external_id", "timezone"],
+            [student_id, st_org, st_ext, tz],
+        )
+        subject = Subject.from_db(
+            db,
+            ["id", "organization_id", "external_id", "name", "language"],
+            [subject_id, sb_org, sb_ext, name, lang],
+        )
+        pair = Pair.from_db(
+            db,
+            ["id", "student_id", "subject_id", "head_seq"],
+            [pk, student_id, subject_id, head_seq],
+        )
+        pair.student, pair.subject = student, subject
+        pair._block_working_set = (ws_seq, ws_model) if ws_seq is not None else None
+        return pair, student, subject
     student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
     ).first()
@@ -157,19 +190,21 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
     Returns the names an episode's `concepts` array may hold for them (name and its
     case variants, and merged aliases), for the concept pool.
     """
-    from pgvector.django import CosineDistance
-
-    from concepts.models import Concept
     from concepts.naming import find_keys_in
 
-    qs = Concept.objects.filter(subject=subject)
-    if vector is not None:
-        qs = qs.annotate(distance=CosineDistance("embedding", vector)).values_list(
-            "name", "key", "aliases", "distance"
-        )
-    else:
-        qs = qs.values_list("name", "key", "aliases")
-    rows = list(qs)
+    with connection.cursor() as cursor:
+        if vector is not None:
+            cursor.execute(
+                "SELECT name, key, aliases, embedding <=> %s::vector FROM concepts_concept "
+                "WHERE subject_id = %s",
+                [vector_literal(vector), subject.pk],
+            )
+        else:
+            cursor.execute(
+                "SELECT name, key, aliases, NULL FROM concepts_concept WHERE subject_id = %s",
+                [subject.pk],
+            )
+        rows = cursor.fetchall()
     if not rows:
         return []
     by_key: dict[str, int] = {}
@@ -180,7 +215,9 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
     chosen: list[int] = [i for _, i in find_keys_in(message, by_key)]
     if vector is not None:
         nearest = sorted(
-            (row[3], i) for i, row in enumerate(rows) if row[3] is not None and i not in chosen
+            (float(row[3]), i)
+            for i, row in enumerate(rows)
+            if row[3] is not None and i not in chosen
         )
         for distance, i in nearest[:CONCEPT_ROUTE_MAX]:
             if 1 - distance >= CONCEPT_ROUTE_MIN_SIMILARITY:
@@ -199,13 +236,17 @@ def _working_set_max_seq(pair: Pair) -> int:
     from memory import indexing
     from tutorbrain.block.models import WorkingSet
 
-    if Pair.block_working_set.is_cached(pair):
-        working_set = getattr(pair, "block_working_set", None)
+    if hasattr(pair, "_block_working_set"):
+        coverage = pair._block_working_set
     else:
-        working_set = WorkingSet.objects.filter(pair_id=pair.pk).first()
-    if working_set is None or working_set.embedding_model != indexing.embed_model_name():
+        coverage = (
+            WorkingSet.objects.filter(pair_id=pair.pk)
+            .values_list("max_seq", "embedding_model")
+            .first()
+        )
+    if coverage is None or coverage[1] != indexing.embed_model_name():
         return 0
-    return working_set.max_seq
+    return coverage[0]
 
 
 def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
@@ -320,6 +361,8 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         vector = message_embed(message)
         embed_ms = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
+    if vector is not None:
+        vector = vector_literal(vector)  # formatted once for both queries that use it
     _ensure_session_settings()
     _test_delay(cancelled)
     if pair is not None:

@@ -214,7 +214,13 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         hit_columns.append(f"(ix.search @@ tq.q{i})::int AS h{i}")
         df_columns.append(f"sum(h{i}) OVER () AS df{i}")
         idf_parts.append((f"h{i}", f"ln(1 + %(n_pair)s::float8 / GREATEST(df{i}, 1))"))
-    # The queries are parsed once (a MATERIALIZED CTE), not once per row.
+    # The pool's filter names the query inline: written so, the planner weighs the
+    # pair's index against the full-text index by the words' real frequency (through
+    # a CTE it guessed, and scanned the GIN index for every episode of every pair
+    # holding a common word). Per-candidate word hits use the CTE: parsed once.
+    any_term_inline = " || ".join(
+        f"plainto_tsquery('simple', %(t{i})s)" for i in range(len(query.terms))
+    )
     tq_cte = ""
     if tsq_parts:
         any_term = " || ".join(f"q{i}" for i in range(len(tsq_parts)))
@@ -246,8 +252,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     if query.terms:
         pools.append(
             f"""SELECT ix.episode_id, {POOL_LEXICAL} FROM (
-                  SELECT ix.episode_id FROM memory_episodeindex ix, tq
-                  WHERE ix.pair_id = %(pair)s AND ix.search @@ tq.q_any {window_ix}
+                  SELECT ix.episode_id FROM memory_episodeindex ix
+                  WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}
                   ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s) ix"""
         )
     if query.concept_names and use_ws:
@@ -270,7 +276,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                   ORDER BY e.occurred_at DESC LIMIT %(conceptcap)s) e"""
         )
     if query.vector is not None:
-        params["vector"] = _vector_literal(query.vector)
+        params["vector"] = vector_literal(query.vector)
         if use_ws:
             # Episodes appended since the working set was built: few, exact cosine.
             # (pair, seq) is episode_unique_pair_seq's index: a short range scan.
@@ -307,8 +313,15 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             "AND NOT (e.kind = 'answer' AND "
             "jsonb_array_length(COALESCE(e.evidence->'recalled_ids', '[]'::jsonb)) > 0)"
         )
+    # Similarity is computed for candidates of the topic pools only. A candidate found
+    # by recency alone contains no topic word and touches no routed concept, and is not
+    # among the nearest neighbours: it is dropped when anything matches, and when
+    # nothing does relevance is not used — its similarity can change nothing, and
+    # skipping it saves up to 500 vector reads.
+    topic_pools = POOL_LEXICAL | POOL_CONCEPT | POOL_SEMANTIC
     similarity = (
-        "COALESCE(1 - (ix.embedding <=> %(vector)s::vector), 0)"
+        f"CASE WHEN pool.pools & {topic_pools} > 0 "
+        "THEN COALESCE(1 - (ix.embedding <=> %(vector)s::vector), 0) ELSE 0 END"
         if query.vector is not None
         else "0::float8"
     )
@@ -340,8 +353,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                  + %(r_con)s * concept_hit::int
                  + %(r_sem)s * GREATEST(0, LEAST(1, (similarity - %(sem_floor)s) / %(sem_span)s))
                  AS relevance,
-               power(0.5, GREATEST(0, EXTRACT(EPOCH FROM (%(now)s - occurred_at)) / 86400.0)
-                      / %(half_life)s) AS recency
+               -- date_part is float8 (EXTRACT is numeric, and numeric power is slow).
+               power(0.5::float8,
+                     GREATEST(0, date_part('epoch', %(now)s::timestamptz - occurred_at))
+                     / 86400.0::float8 / %(half_life)s::float8) AS recency
         FROM freq
     ),
     filtered AS (
@@ -361,10 +376,13 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     ),
     collapsed AS (
         SELECT scored.*,
-               count(*) OVER (PARTITION BY kind, summary, verdict) - 1 AS repeats,
-               row_number() OVER (PARTITION BY kind, summary, verdict
-                                  ORDER BY score DESC, occurred_at DESC, id DESC) AS copy_rank
+               -- Byte order ("C") groups identical summaries as well as the locale's
+               -- order would, without its cost.
+               count(*) OVER same_text - 1 AS repeats,
+               row_number() OVER (same_text ORDER BY score DESC, occurred_at DESC, id DESC)
+                   AS copy_rank
         FROM scored
+        WINDOW same_text AS (PARTITION BY kind, verdict, summary COLLATE "C")
     ),
     grouped AS (
         SELECT collapsed.*,
@@ -451,5 +469,8 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _vector_literal(vector: Any) -> str:
+def vector_literal(vector: Any) -> str:
+    """pgvector's text form of a vector (a str is taken as already formatted)."""
+    if isinstance(vector, str):
+        return vector
     return "[" + ",".join(f"{float(x):.6f}" for x in vector) + "]"
