@@ -126,3 +126,35 @@ def test_a_teacher_cannot_create_a_node_named_like_furniture_or_a_sentence(pair,
         concept_teach(subject=pair.subject, name="Summary", note="x")
     assert error.value.field == "name"
     assert not TaughtNote.objects.exists()
+
+
+def test_a_teaching_message_logged_through_the_episodes_api_teaches(
+    api, pair, mitochondria, django_capture_on_commit_callbacks
+):
+    message = "remember that in our class we call the mitochondria the powerhouse of the cell"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            "/api/v1/episodes/",
+            {
+                "student": pair.student.external_id,
+                "subject": pair.subject.external_id,
+                "kind": "question",
+                "summary": "Student message",
+                "text": message,
+            },
+            format="json",
+        )
+    assert response.status_code in (200, 201), response.json()
+    assert TaughtNote.objects.get().concept == mitochondria
+
+
+def test_a_new_taught_node_gets_its_name_vector_after_commit(
+    pair, mitochondria, django_capture_on_commit_callbacks
+):
+    _say(
+        pair,
+        "remember that the Golgi apparatus is the post office",
+        django_capture_on_commit_callbacks,
+    )
+    node = Concept.objects.get(subject=pair.subject, key="golgi apparatus")
+    assert node.embedding is not None and node.embedding_model
