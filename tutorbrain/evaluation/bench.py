@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import random
+import textwrap
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -421,7 +422,7 @@ def chart_png(result: BenchResult, path: Path) -> None:
     categories = [*CATEGORIES, "overall"]
     designs = [d for d in DESIGNS if any(o.design == d for o in result.outcomes)]
     width = 0.8 / len(designs)
-    figure, axes = plt.subplots(figsize=(11, 4.5))
+    figure, axes = plt.subplots(figsize=(11, 5))
     for i, design in enumerate(designs):
         values = [100 * p / t if t else 0 for p, t in (table[c][design] for c in categories)]
         axes.bar(
@@ -432,12 +433,12 @@ def chart_png(result: BenchResult, path: Path) -> None:
         )
     axes.set_xticks([x + width * (len(designs) - 1) / 2 for x in range(len(categories))])
     axes.set_xticklabels(
-        [CATEGORY_TITLES.get(c, "overall").replace(" ", "\n", 2) for c in categories], fontsize=8
+        [textwrap.fill(CATEGORY_TITLES.get(c, "overall"), 18) for c in categories], fontsize=8
     )
     axes.set_ylabel("questions passed (%)")
     axes.set_ylim(0, 105)
     axes.set_title("Memory benchmark: block-level grading by id and string comparison")
-    axes.legend(fontsize=8, loc="lower right")
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(designs))
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

@@ -152,11 +152,18 @@ def grade_wrong(shown: Shown, *, concept: str, episode_ids: Sequence[int]) -> Gr
     pattern = re.compile(rf"(?:^| ){re.escape(_norm(STRUGGLES_PREFIX + concept))}(?: \d|$)")
     belief = any(pattern.search(_norm(line)) for line in _lines(shown.text))
     passed = bool(recalled) or belief
+    # What the prompt said about the record: its belief lines and its check lines.
+    record = [
+        line.strip()
+        for line in _lines(shown.text)
+        if STRUGGLES_PREFIX in line or "understands " in line or " check: " in line
+    ]
     return Grade(
         passed=passed,
         expected=f"a wrong check on {concept!r} (one of ids {sorted(episode_ids)}) "
         f"or the line 'struggles with {concept}'",
-        held=f"recalled ids {sorted(shown.recalled_ids)}; text: {_excerpt(shown.text)}",
+        held=f"recalled ids {sorted(shown.recalled_ids)}; beliefs and checks: "
+        f"{_excerpt(chr(10).join(record)) or 'none'}",
         details={"matching_ids": recalled, "belief_line": belief},
     )
 
