@@ -140,3 +140,37 @@ def test_the_reading_runs_in_a_real_celery_worker_after_the_upload_commits(celer
         state = FileReading.objects.get(pk=upload.file.pk).state
     assert state == FileReading.State.DONE
     assert Concept.objects.filter(subject=pair.subject, key="osmosis").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_files_read_at_the_same_time_merge_into_one_node(pair):
+    """The subject's map row is locked while a file merges: no duplicate key, no lost source."""
+    import threading
+
+    from django.db import connection
+
+    from concepts.services import file_read, file_upload
+
+    uploads = [
+        file_upload(pair=pair, name=f"notes-{i}.md", content=NOTES + f"\n<!-- {i} -->\n".encode(),
+                    queue=False).file
+        for i in range(2)
+    ]  # fmt: skip
+    barrier = threading.Barrier(2)
+    states: list[str] = []
+
+    def read(subject_file):
+        try:
+            barrier.wait()
+            states.append(file_read(subject_file=subject_file).state)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=read, args=(f,)) for f in uploads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert states == ["done", "done"]
+    osmosis = Concept.objects.get(subject=pair.subject, key="osmosis")
+    assert osmosis.sources.count() == 2

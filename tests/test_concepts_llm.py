@@ -189,3 +189,30 @@ def test_the_concept_count_is_bounded():
     assert (
         len(parse_output(json.dumps(GOOD), page_count=1, max_concepts=extractor.max_concepts)) == 1
     )
+
+
+def test_answers_of_the_wrong_shape_are_malformed():
+    from concepts.extractors.llm import MalformedOutput, parse_output
+
+    for content in [
+        "",
+        "[]",
+        '{"concepts": "Osmosis"}',
+        '{"concepts": [{"name": ""}]}',
+        '{"concepts": [{"name": "Osmosis", "pages": ["one"]}]}',
+        '{"concepts": [{"name": "Osmosis", "builds_on": [1]}]}',
+    ]:
+        with pytest.raises(MalformedOutput):
+            parse_output(content, page_count=3, max_concepts=10)
+
+
+def test_builds_on_outside_the_files_own_list_becomes_an_assumption():
+    from concepts.extractors.llm import parse_output
+
+    content = json.dumps(
+        {"concepts": [{"name": "Osmosis", "summary": "", "definition": "",
+                       "builds_on": ["Diffusion"], "assumes": [], "pages": [2]}]}
+    )  # fmt: skip
+    (osmosis,) = parse_output(content, page_count=3, max_concepts=10)
+    assert osmosis.builds_on == [] and osmosis.assumes == ["Diffusion"]
+    assert osmosis.pages == [2]
