@@ -15,6 +15,7 @@ by the chain's idempotency key instead and only its bookkeeping is transactional
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -114,6 +115,16 @@ def run_ensure(*, pair_id: int, day: dt.date) -> NightlyRun:
         [NightlyRun(pair_id=pair_id, day=day, created_at=timezone.now())], ignore_conflicts=True
     )
     return NightlyRun.objects.get(pair_id=pair_id, day=day)
+
+
+def _asynchronous_commit(on: bool) -> None:
+    # The cycle is idempotent and resumable, so it does not need to wait for each
+    # commit to reach the disk: a server crash can lose only the last few commits (WAL
+    # order: never a later one without the earlier), and the rerun redoes exactly those
+    # steps. Session-level and reset afterwards, so the worker's other tasks keep the
+    # server's default. Saves one disk flush per step.
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit = off" if on else "RESET synchronous_commit")
 
 
 def _try_lock(key: int) -> bool:
@@ -234,6 +245,7 @@ def pair_cycle_run(
     if not _try_lock(key):
         return RunOutcome(pair_id=pair_id, day=day, status="skipped-busy")
     try:
+        _asynchronous_commit(True)
         started = timezone.now()
         clock = time.monotonic()
         claimed = (
@@ -286,6 +298,9 @@ def pair_cycle_run(
         )
         return outcome
     finally:
+        # If the connection is gone, so is the setting.
+        with contextlib.suppress(OperationalError, InterfaceError):
+            _asynchronous_commit(False)
         _unlock(key)
 
 
