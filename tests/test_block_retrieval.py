@@ -541,3 +541,13 @@ def test_episodes_appended_after_the_working_set_was_built_are_still_recalled(re
 
     assert later.pk in recalled_ids(result)
     assert WorkingSet.objects.get(pair=pair).max_seq < later.seq
+
+
+def test_a_block_built_for_a_past_moment_does_not_remember_what_came_after(pair):
+    before = add(pair, "question", "What is osmosis?", NOW - timedelta(days=10))
+    after = add(pair, "question", "What is osmosis really?", NOW + timedelta(days=1))
+
+    for message in ("osmosis", "", "What did I get wrong so far?"):
+        ids = recalled_ids(build(pair, message))
+        assert before.pk in ids
+        assert after.pk not in ids

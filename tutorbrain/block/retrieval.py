@@ -197,13 +197,17 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "ws_seq": query.working_set_max_seq,
         "prefilter": SIGNATURE_PREFILTER,
     }
-    window_ix = window_e = window_w = ""
+    # Nothing after `now`: a block built for a past moment (the scenario runner, the
+    # benchmark of R-8) must not remember what had not happened yet.
+    window_ix = "AND ix.occurred_at <= %(now)s"
+    window_e = "AND e.occurred_at <= %(now)s"
+    window_w = "AND w.occurred_at <= %(now)s"
     if query.window is not None:
         params["w_start"] = query.window.start
         params["w_end"] = query.window.end
-        window_ix = "AND ix.occurred_at >= %(w_start)s AND ix.occurred_at < %(w_end)s"
-        window_e = "AND e.occurred_at >= %(w_start)s AND e.occurred_at < %(w_end)s"
-        window_w = "AND w.occurred_at >= %(w_start)s AND w.occurred_at < %(w_end)s"
+        window_ix += " AND ix.occurred_at >= %(w_start)s AND ix.occurred_at < %(w_end)s"
+        window_e += " AND e.occurred_at >= %(w_start)s AND e.occurred_at < %(w_end)s"
+        window_w += " AND w.occurred_at >= %(w_start)s AND w.occurred_at < %(w_end)s"
     use_ws = query.working_set_max_seq > 0
 
     # Term expressions use positional-looking names to keep one parameter style.
