@@ -430,6 +430,15 @@ def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> File
     now = now or timezone.now()
     if not _claim(subject_file.pk, now):
         return FileReading.objects.get(pk=subject_file.pk)
+    subject_file.refresh_from_db(fields=["replaced_at", "removed_at"])
+    if not subject_file.is_current:
+        # A newer version (or the removal) came before the reading: nothing to explain.
+        FileReading.objects.filter(pk=subject_file.pk).update(
+            state=FileReading.State.DONE,
+            reason="skipped: the file was replaced or removed before it was read",
+            finished_at=timezone.now(),
+        )
+        return FileReading.objects.get(pk=subject_file.pk)
     extractor_name = ""
     try:
         extractor = extractor_get()

@@ -174,3 +174,30 @@ def test_two_files_read_at_the_same_time_merge_into_one_node(pair):
     assert states == ["done", "done"]
     osmosis = Concept.objects.get(subject=pair.subject, key="osmosis")
     assert osmosis.sources.count() == 2
+
+
+def test_a_version_replaced_before_it_was_read_is_skipped(pair):
+    from concepts.services import file_read, file_upload
+
+    old = file_upload(pair=pair, name="notes.md", content=NOTES, queue=False).file
+    new = file_upload(pair=pair, name="notes.md", content=NOTES + b"\nMore.\n", queue=False).file
+    skipped = file_read(subject_file=old)
+    assert skipped.state == FileReading.State.DONE and "replaced or removed" in skipped.reason
+    assert not Concept.objects.exists()
+    assert file_read(subject_file=new).state == FileReading.State.DONE
+    assert Concept.objects.get(key="osmosis").sources.get().file == new
+
+
+def test_a_failed_reading_is_read_again_on_request(pair, settings):
+    from concepts.services import file_read, file_reading_requeue, file_upload
+
+    settings.TUTORBRAIN_EXTRACTOR = "llm"
+    settings.TUTORBRAIN_LLM_BASE_URL = ""
+    upload = file_upload(pair=pair, name="notes.md", content=NOTES, queue=False).file
+    failed = file_read(subject_file=upload)
+    assert failed.state == FileReading.State.FAILED
+    settings.TUTORBRAIN_EXTRACTOR = "offline"
+    requeued = file_reading_requeue(file_reading=failed)  # eager task: read at once on commit
+    assert requeued.state == FileReading.State.QUEUED and requeued.reason == ""
+    assert file_read(subject_file=upload).state == FileReading.State.DONE
+    assert Concept.objects.filter(key="osmosis").exists()
