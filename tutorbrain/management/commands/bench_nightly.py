@@ -251,6 +251,9 @@ class Command(BaseCommand):
                     w.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     w.kill()
+            # Whatever an interrupted run left in the private queue goes with it.
+            with app.connection_for_write() as conn:
+                conn.default_channel.queue_delete(queue)
         durations = list(
             NightlyRun.objects.filter(day=BENCH_DAY).values_list("duration_seconds", flat=True)
         )
