@@ -90,10 +90,14 @@ def best_match(
     thresholds: Thresholds | None,
 ) -> int | None:
     """The id of the candidate (id, key, vector) that is the same concept, most similar first."""
-    scored: list[tuple[float, int]] = []
-    for candidate_id, candidate_key, candidate_vector in candidates:
+    for candidate_id, candidate_key, _ in candidates:
+        if candidate_key == key:
+            return candidate_id
+    for candidate_id, candidate_key, _ in candidates:
         if same_but_number(candidate_key, key):
             return candidate_id
+    scored: list[tuple[float, int]] = []
+    for candidate_id, candidate_key, candidate_vector in candidates:
         if vector is None or candidate_vector is None:
             continue
         cosine = float(np.dot(vector, candidate_vector))

@@ -556,7 +556,8 @@ def _merge_into_map(
             if concept.layer == Concept.Layer.ASSUMED:
                 concept.layer = Concept.Layer.FILE
                 fields.append("layer")
-            if own_language and concept.name_language != subject.language:
+            key_taken = any(c.key == key and c.pk != concept.pk for c in by_id.values())
+            if own_language and concept.name_language != subject.language and not key_taken:
                 # "Mitocondria" from the Spanish chapter came first; the English notes
                 # of an English subject name it "Mitochondria". The old key stays an alias.
                 aliases = [a for a in concept.aliases if a != key]
