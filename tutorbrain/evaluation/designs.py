@@ -19,9 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from tutorbrain.evaluation import integration
 from tutorbrain.evaluation.graders import Recalled, Shown
+
+if TYPE_CHECKING:
+    from memory.models import Pair
 
 DESIGNS = ("retrieval", "window", "episodes", "full")
 WINDOW_TURNS = 20  # R-8.2: "the last 20 turns, unranked"
@@ -44,7 +48,7 @@ RECENCY_HALF_LIFE_DAYS = 75.0  # 200 days keep ~0.156 of recency, as in SPEC R-5
 class Asked:
     """One pre-registered question, resolved to its pair."""
 
-    pair: object
+    pair: Pair
     message: str
     now: datetime
     budget: int
@@ -174,7 +178,8 @@ def design_episodes(asked: Asked, passages: list[str]) -> Shown:
         )
 
     ranked = sorted(candidates, key=lambda e: (-score(e), -e.pk))
-    chosen, used = [], count_tokens(EPISODES_HEADER)
+    chosen: list[Any] = []
+    used = count_tokens(EPISODES_HEADER)
     for episode in ranked[: EPISODE_RESULTS * 3]:
         cost = count_tokens(episode_line(episode, now=now))
         if used + cost > asked.budget or len(chosen) == EPISODE_RESULTS:

@@ -116,7 +116,7 @@ class Stage:
         from memory.services import EventSpec, episode_append_batch
 
         specs = [EventSpec(**e) for e in events]
-        latest = max(s.occurred_at for s in specs)
+        latest = max(s.occurred_at for s in specs if s.occurred_at is not None)
         return [e.pk for e in episode_append_batch(pair=self.pair, events=specs, now=latest)]
 
     def exchange(self, concept: str, at: datetime, *, citations: list | None = None) -> list[int]:
@@ -231,7 +231,8 @@ def scenario_history_ordering(organization, language: str) -> str:
     beliefs, earlier, map_at = (
         _header_index(text, h) for h in (BELIEFS_HEADER, EARLIER_HEADER, MAP_HEADER)
     )
-    _require(beliefs is not None and earlier is not None, "beliefs or earlier work missing")
+    if beliefs is None or earlier is None:
+        raise ScenarioFailed("beliefs or earlier work missing")
     _require(
         beliefs < earlier and (map_at is None or earlier < map_at),
         f"order {beliefs},{earlier},{map_at}",
@@ -245,7 +246,8 @@ def scenario_history_ordering(organization, language: str) -> str:
         "ordinary block in history mode",
     )
     map_at, earlier = _header_index(text, MAP_HEADER), _header_index(text, EARLIER_HEADER)
-    _require(map_at is not None, "ordinary block has no map")
+    if map_at is None:
+        raise ScenarioFailed("ordinary block has no map")
     _require(earlier is None or map_at < earlier, f"ordinary order map {map_at}, earlier {earlier}")
     return "history: first line, beliefs < earlier work < map, Q/A included; ordinary: map first"
 
@@ -308,7 +310,8 @@ def scenario_teaching(organization, language: str) -> str:
     stage.files_read(_at(3, 1))
     concept_name = sorted(stage.template.nicknames)[0]
     concept = concept_by_name(subject=stage.pair.subject, name=concept_name)
-    _require(concept is not None, f"{concept_name!r} is not in the map read from the files")
+    if concept is None:
+        raise ScenarioFailed(f"{concept_name!r} is not in the map read from the files")
     question = stage.phrasing.ask[1].format(c=concept_name)
     stage.log({"kind": "question", "summary": question, "text": question, "occurred_at": _at(4, 1)})
     _require(not TaughtNote.objects.filter(concept=concept).exists(), "a question taught the map")
