@@ -172,3 +172,20 @@ def test_a_title_line_with_a_dash_is_no_glossary_entry():
         "GENETICS - UNIT 4 NOTES\n\nGenotype - the pair of alleles an organism carries.\n"
     )
     assert [c.name for c in extraction.concepts] == ["Genotype"]
+
+
+def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
+    from concepts.models import SubjectMap
+
+    by_centrality = list(Concept.objects.filter(subject=sample_map).order_by("-centrality"))
+    assert by_centrality[0].name == "Cell"
+    # The assumed node (two concepts assume the concentration gradient) is drawn;
+    # the phospholipid bilayer, assumed once, is only recorded.
+    gradient = Concept.objects.get(subject=sample_map, key="concentration gradient")
+    assert gradient.layer == Concept.Layer.ASSUMED
+    assert Concept.objects.get(subject=sample_map, key="cell membrane").assumes == [
+        "phospholipid bilayer"
+    ]
+    subject_map = SubjectMap.objects.get(subject=sample_map)
+    assert subject_map.concept_count == 17
+    assert "Mitochondria" in subject_map.cycle  # mentioned both ways: reported, not a crash
