@@ -46,7 +46,7 @@ from concepts.naming import (
     text_language,
     vector_text,
 )
-from concepts.teaching import short_name, subject_words, teaching_form
+from concepts.teaching import defines_something, short_name, subject_words, teaching_form
 from concepts.validator import name_check
 from memory.errors import InvalidInput
 from memory.models import Episode, Pair, Subject, SubjectFile
@@ -717,6 +717,9 @@ def concept_teach_from_episode(
     if existing is not None:
         return existing
     concept = _first_named(pair.subject, subject_words(form))
+    if concept is None and not defines_something(form):
+        logger.info("teaching message %s names no concept and defines nothing", episode.pk)
+        return None
     name = concept.name if concept is not None else short_name(form)
     if not name:
         logger.info("teaching message %s names nothing a node can be called", episode.pk)

@@ -49,6 +49,7 @@ class TeachingForm:
     note: str  # the whole message, as the person said it
     rest: list[str]  # normalised words after the teaching cues (what is being taught)
     raw_rest: list[str]  # the same words as written
+    cue_words: list[str]  # the normalised words of the cues themselves
 
 
 def is_question(text: str) -> bool:
@@ -75,7 +76,20 @@ def teaching_form(text: str) -> TeachingForm | None:
             break
     if consumed == 0 or consumed >= len(words):
         return None
-    return TeachingForm(note=text, rest=words[consumed:], raw_rest=raw[consumed:])
+    return TeachingForm(
+        note=text, rest=words[consumed:], raw_rest=raw[consumed:], cue_words=words[:consumed]
+    )
+
+
+def defines_something(form: TeachingForm) -> bool:
+    """Whether the sentence defines or names something ("X is Y", "we call X Y", "treat X as").
+
+    Only such a sentence may create a new node: "remember that I hate Mondays" names no
+    concept and defines nothing, so it teaches nothing.
+    """
+    if set(form.cue_words) & _words_of("naming_verbs"):
+        return True
+    return len(subject_words(form)) < len(form.rest)
 
 
 def short_name(form: TeachingForm) -> str | None:

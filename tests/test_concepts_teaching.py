@@ -158,3 +158,26 @@ def test_a_new_taught_node_gets_its_name_vector_after_commit(
     )
     node = Concept.objects.get(subject=pair.subject, key="golgi apparatus")
     assert node.embedding is not None and node.embedding_model
+
+
+@pytest.mark.parametrize(
+    "message, name",
+    [
+        ("in our class we call the ATP synthase the turbine", "ATP synthase"),
+        ("treat the Krebs cycle as optional this term", "Krebs cycle"),
+        ("remember that the Golgi apparatus is the post office of the cell", "Golgi apparatus"),
+    ],
+)
+def test_a_sentence_that_defines_or_names_something_new_creates_a_short_node(
+    pair, mitochondria, message, name, django_capture_on_commit_callbacks
+):
+    _say(pair, message, django_capture_on_commit_callbacks)
+    assert TaughtNote.objects.get().concept.name == name
+
+
+def test_a_teaching_form_that_names_nothing_and_defines_nothing_teaches_nothing(
+    pair, mitochondria, django_capture_on_commit_callbacks
+):
+    _say(pair, "remember that I hate Mondays", django_capture_on_commit_callbacks)
+    assert not TaughtNote.objects.exists()
+    assert not Concept.objects.filter(layer=Concept.Layer.TAUGHT).exists()

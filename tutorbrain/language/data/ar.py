@@ -247,6 +247,9 @@ DATA = {
         "أنشطة",
         "نشاط",
     ],
+    # Verbs in a teaching cue that name or define something ("in our class we call",
+    # "treat X as"): with one, a teaching sentence may create a new taught node.
+    "naming_verbs": ["نسمي", "يسمي", "تسمي", "اعتبر", "عامل"],
     "extra_stop_words": ["مرحبا", "شكرا"],
     "nothing_recorded_cues": [
         "لا توجد محاولات",

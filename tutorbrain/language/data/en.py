@@ -310,6 +310,9 @@ DATA = {
         "practice problems",
         "problems",
     ],
+    # Verbs in a teaching cue that name or define something ("in our class we call",
+    # "treat X as"): with one, a teaching sentence may create a new taught node.
+    "naming_verbs": ["call", "calls", "name", "names", "treat", "consider"],
     "extra_stop_words": ["please", "thanks", "thank", "hi", "hello", "ok", "okay"],
     # A legacy assessment line that only says nothing is recorded.
     "nothing_recorded_cues": [

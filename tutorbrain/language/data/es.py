@@ -283,6 +283,9 @@ DATA = {
         "actividad",
         "problemas",
     ],
+    # Verbs in a teaching cue that name or define something ("in our class we call",
+    # "treat X as"): with one, a teaching sentence may create a new taught node.
+    "naming_verbs": ["llamamos", "llama", "llaman", "nombramos", "trata", "considera"],
     "extra_stop_words": ["hola", "gracias", "favor", "vale"],
     "nothing_recorded_cues": [
         "sin intentos",

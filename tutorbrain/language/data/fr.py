@@ -272,6 +272,9 @@ DATA = {
         "activité",
         "problèmes",
     ],
+    # Verbs in a teaching cue that name or define something ("in our class we call",
+    # "treat X as"): with one, a teaching sentence may create a new taught node.
+    "naming_verbs": ["appelle", "appelons", "appellent", "nomme", "nommons", "traite", "considère"],
     "extra_stop_words": ["bonjour", "salut", "merci"],
     "nothing_recorded_cues": [
         "aucune tentative",

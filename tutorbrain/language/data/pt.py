@@ -260,6 +260,9 @@ DATA = {
         "atividade",
         "problemas",
     ],
+    # Verbs in a teaching cue that name or define something ("in our class we call",
+    # "treat X as"): with one, a teaching sentence may create a new taught node.
+    "naming_verbs": ["chamamos", "chama", "chamam", "trate", "considere"],
     "extra_stop_words": ["olá", "ola", "obrigado", "obrigada", "favor"],
     "nothing_recorded_cues": [
         "nenhuma tentativa",
