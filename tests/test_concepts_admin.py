@@ -132,3 +132,14 @@ def test_a_teacher_uploads_a_file_and_sees_its_reading_state(
     listing = teacher_client.get(reverse("admin:concepts_filereading_changelist"))
     assert listing.status_code == 200 and "n.md" in listing.content.decode()
     assert SubjectMap.objects.get(subject=pair.subject).concept_count == 1
+
+
+def test_a_concept_name_with_markup_is_escaped_in_the_page_and_the_picture(
+    teacher_client, subject_with_map
+):
+    from concepts.services import concept_teach
+
+    concept_teach(subject=subject_with_map, name="<script>alert(1)</script>", note="x")
+    url = reverse("admin:concepts_subjectmap_change", args=[subject_with_map.pk])
+    page = teacher_client.get(url).content.decode()
+    assert "<script>alert(1)</script>" not in page
