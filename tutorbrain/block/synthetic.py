@@ -373,3 +373,68 @@ def generate(
         pairs=len(pairs),
         seconds=time.monotonic() - started,
     )
+
+
+# Prerequisite edges of the bench map (concept builds on prerequisite).
+BENCH_EDGES = [
+    ("Osmosis", "Diffusion"),
+    ("Osmosis", "Cell membrane"),
+    ("Diffusion", "Cell membrane"),
+    ("Active transport", "Cell membrane"),
+    ("Active transport", "ATP"),
+    ("Cellular respiration", "Mitochondria"),
+    ("Cellular respiration", "Glycolysis"),
+    ("Krebs cycle", "Mitochondria"),
+    ("ATP", "Cellular respiration"),
+    ("Photosynthesis", "Chloroplasts"),
+    ("Translation", "Ribosomes"),
+    ("Translation", "Transcription"),
+    ("Transcription", "DNA replication"),
+    ("DNA replication", "Nucleus"),
+    ("Mitosis", "Chromosomes"),
+    ("Meiosis", "Chromosomes"),
+    ("Chromosomes", "Genes"),
+    ("Enzymes", "Proteins"),
+    ("Golgi apparatus", "Endoplasmic reticulum"),
+    ("Lysosomes", "Golgi apparatus"),
+    ("Eukaryotic cells", "Nucleus"),
+    ("Homeostasis", "Cell membrane"),
+]
+
+
+def map_and_beliefs(*, subject: Subject, pair: Pair, log=print) -> None:
+    """Give the bench subject its concept map and the measured pair its beliefs.
+
+    The concept rows and edges are written directly (there is no file to read; the
+    concept-map services then compute the derived numbers and the vectors), and the
+    pair's beliefs come from the real re-derivation over its logged checks.
+    """
+    from beliefs.services import beliefs_rederive
+    from concepts.models import Concept, Prerequisite
+    from concepts.naming import concept_key
+    from concepts.services import concepts_embed, map_recompute
+
+    if Concept.objects.filter(subject=subject).exists():
+        return
+    by_name = {
+        name: Concept.objects.create(
+            subject=subject,
+            name=name,
+            key=concept_key(name),
+            summary=f"{name}: what it is and how it works in the cell.",
+            layer=Concept.Layer.FILE,
+        )
+        for name in BENCH_CONCEPTS
+    }
+    Prerequisite.objects.bulk_create(
+        [
+            Prerequisite(subject=subject, concept=by_name[a], prerequisite=by_name[b])
+            for a, b in BENCH_EDGES
+        ]
+    )
+    map_recompute(subject=subject)
+    concepts_embed(subject=subject)
+    started = time.monotonic()
+    result = beliefs_rederive(pair=pair)
+    log(f"map of {len(by_name)} concepts; beliefs re-derived in {time.monotonic() - started:.1f} s")
+    return result

@@ -157,6 +157,9 @@ class Command(BaseCommand):
         pair = pairs.order_by("-head_seq", "pk").first()
         if pair is None:
             raise CommandError(f"no bench pair for student {options['student']!r}")
+        from tutorbrain.block.synthetic import map_and_beliefs
+
+        map_and_beliefs(subject=pair.subject, pair=pair, log=self.stdout.write)
         if options["working_set"] == "rebuild":
             working_set_rebuild(pair=pair)
         elif options["working_set"] == "clear":
