@@ -37,7 +37,9 @@ def test_a_day_of_activity_is_consolidated_into_one_episode(pair):
     assert note.evidence["counts"] == {"question": 1, "answer": 1, "check": 2}
     assert note.evidence["check_balance"] == {"right": 1, "partial": 0, "wrong": 1}
     assert note.evidence["topics"] == ["fractions"]
-    assert "1 right, 1 wrong" in note.summary
+    assert note.summary == (
+        "Day 2026-03-10: 1 question, 1 answer, 2 checks (1 right, 1 wrong); topics: fractions"
+    )
     assert note.idempotency_key == f"consolidation:{DAY.isoformat()}"
 
 

@@ -14,6 +14,16 @@ CONSOLIDATION_HEADLINES = 5
 # ... and at most this many topics, so the summary line stays readable.
 CONSOLIDATION_TOPICS_MAX = 8
 
+# How the note names the kinds it counts (singular, plural).
+KIND_NOUNS = {
+    "question": ("question", "questions"),
+    "answer": ("answer", "answers"),
+    "check": ("check", "checks"),
+    "quiz": ("quiz", "quizzes"),
+    "file": ("file", "files"),
+    "taught": ("taught note", "taught notes"),
+}
+
 # how many examples of unlinkable checks / unanswerable questions the self-model keeps.
 SELF_MODEL_EXAMPLES = 5
 

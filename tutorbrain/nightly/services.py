@@ -47,6 +47,7 @@ from tutorbrain.nightly.rules import (
     CALIBRATION_BINS,
     CONSOLIDATION_HEADLINES,
     CONSOLIDATION_TOPICS_MAX,
+    KIND_NOUNS,
     SELF_MODEL_EXAMPLES,
     VERDICT_OUTCOME,
 )
@@ -126,13 +127,15 @@ def consolidation_compose(*, pair: Pair, day: dt.date) -> ConsolidationNote | No
     headlines = sorted(rows, key=lambda r: (-r["salience"], r["seq"]))[:CONSOLIDATION_HEADLINES]
 
     kinds = [k.value for k in Episode.Kind if k != Episode.Kind.CONSOLIDATION]
-    count_part = ", ".join(f"{counts[k]} {k}" for k in kinds if counts[k])
-    balance_part = (
-        f" (checks: {balance['right']} right, {balance['wrong']} wrong, "
-        f"{balance['partial']} partial)"
-        if checks
-        else ""
+    count_part = ", ".join(
+        f"{counts[k]} {KIND_NOUNS[k][0] if counts[k] == 1 else KIND_NOUNS[k][1]}"
+        for k in kinds
+        if counts[k]
     )
+    balance_part = ""
+    if checks:
+        partial = f", {balance['partial']} partial" if balance["partial"] else ""
+        balance_part = f" ({balance['right']} right, {balance['wrong']} wrong{partial})"
     topic_part = f"; topics: {', '.join(topics[:CONSOLIDATION_TOPICS_MAX])}" if topics else ""
     summary = f"Day {day.isoformat()}: {count_part}{balance_part}{topic_part}"
     if len(summary) > SUMMARY_MAX_CHARS:
