@@ -42,7 +42,7 @@ from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_z
 CONCEPT_ROUTE_MIN_SIMILARITY = 0.45
 CONCEPT_ROUTE_MAX = 2
 # The map lines the block may show (by centrality); the budget usually shows fewer.
-MAP_LINES_MAX = 40
+MAP_LINES_MAX = 24
 
 BELIEF_CLAIM_LABELS = {"understands": "understands", "struggles": "struggles with"}
 

@@ -77,8 +77,8 @@ SEMANTIC_MATCH_MIN = 0.80
 
 # How many scored rows reach Python: the best of each kind group (history mode balances
 # the groups), far more than any budget can show.
-ROWS_PER_GROUP = 80
-ROWS_MAX = 240
+ROWS_PER_GROUP = 50
+ROWS_MAX = 150
 
 POOL_RECENT, POOL_LEXICAL, POOL_CONCEPT, POOL_SEMANTIC = 1, 2, 4, 8
 POOL_NAMES = {
