@@ -69,3 +69,22 @@ def test_bad_input_exits_non_zero_with_one_readable_line():
     assert done.stderr.strip().splitlines() == [
         "CommandError: --date: 'yesterday-ish' is not a date (YYYY-MM-DD)"
     ]
+
+
+def test_run_nightly_through_workers_sends_the_same_tasks(pair, settings):
+    # The test settings run tasks eagerly; the real-worker path is in test_nightly_worker.
+    a_day_of_activity(pair)
+
+    call_command("run_nightly", "--date", DAY.isoformat(), "--through-workers")
+    call_command(
+        "run_nightly",
+        "--date",
+        DAY.isoformat(),
+        "--student",
+        pair.student.external_id,
+        "--subject",
+        pair.subject.external_id,
+        "--through-workers",
+    )
+
+    assert Episode.objects.filter(pair=pair, kind="consolidation").count() == 1
