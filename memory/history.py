@@ -160,7 +160,7 @@ def history_count_lines(path: Path) -> int:
     return sum(1 for _ in _lines(path))
 
 
-def history_validate(*, path: Path) -> int:
+def history_validate(*, path: Path, progress: Callable[[int], None] | None = None) -> int:
     """First pass: check every line, write nothing. Returns the number of events."""
     reader = _Reader()
     keys: dict[tuple[tuple[int, str, str], str], int] = {}
@@ -176,6 +176,8 @@ def history_validate(*, path: Path) -> int:
                     lineno, "idempotency_key", f"repeats the key of line {first} in the same chain"
                 )
         count += 1
+        if progress is not None:
+            progress(1)
     return count
 
 
@@ -185,6 +187,7 @@ def history_import(
     embed: bool = True,
     batch_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    check_progress: Callable[[int], None] | None = None,
 ) -> HistoryImportResult:
     """Validate the whole file, then append it chain by chain in batches.
 
@@ -192,7 +195,7 @@ def history_import(
     was written.
     """
     path = Path(path)
-    history_validate(path=path)
+    history_validate(path=path, progress=check_progress)
     batch_size = min(
         batch_size or settings.TUTORBRAIN_MAX_BATCH_EVENTS, settings.TUTORBRAIN_MAX_BATCH_EVENTS
     )

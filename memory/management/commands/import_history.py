@@ -42,24 +42,30 @@ class Command(BaseCommand):
             raise CommandError(
                 f"cannot read {str(path)!r}: {exc}", returncode=EXIT_BAD_INPUT
             ) from exc
-        bar = tqdm(
-            total=total,
-            unit="event",
-            desc="importing",
-            file=sys.stderr,
-            disable=options["no_progress"],
-        )
+        bars = {
+            name: tqdm(
+                total=total,
+                unit="event",
+                desc=name,
+                file=sys.stderr,
+                disable=options["no_progress"],
+                delay=0.5,
+            )
+            for name in ("checking", "importing")
+        }
         try:
             result = history_import(
                 path=path,
                 embed=not options["no_embed"],
                 batch_size=options["batch_size"] or None,
-                progress=bar.update,
+                progress=bars["importing"].update,
+                check_progress=bars["checking"].update,
             )
         except HistoryLineError as exc:
             raise CommandError(f"{path}: {exc}", returncode=EXIT_BAD_INPUT) from exc
         finally:
-            bar.close()
+            for bar in bars.values():
+                bar.close()
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {result.lines} events into {len(result.chains)} chains: "
