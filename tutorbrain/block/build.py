@@ -137,7 +137,13 @@ _LOOKUP_SQL = """
 """
 
 
-def _lookup(request: BuildRequest) -> tuple[Pair | None, Student | None, Subject | None]:
+Coverage = tuple[int, str] | None  # (max_seq, embedding model) of the pair's working set
+_NOT_READ = object()
+
+
+def _lookup(
+    request: BuildRequest,
+) -> tuple[Pair | None, Student | None, Subject | None, Coverage]:
     """The pair, student and subject of *this* organization, by external ids.
 
     External ids are per organization: an id another organization uses is simply
@@ -173,15 +179,14 @@ def _lookup(request: BuildRequest) -> tuple[Pair | None, Student | None, Subject
             [pk, student_id, subject_id, head_seq],
         )
         pair.student, pair.subject = student, subject
-        pair._block_working_set = (ws_seq, ws_model) if ws_seq is not None else None
-        return pair, student, subject
-    student = Student.objects.filter(
+        return pair, student, subject, (ws_seq, ws_model) if ws_seq is not None else None
+    known_student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
     ).first()
-    subject = Subject.objects.filter(
+    known_subject = Subject.objects.filter(
         organization=request.organization, external_id=request.subject_external_id
     ).first()
-    return None, student, subject
+    return None, known_student, known_subject, None
 
 
 def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
@@ -231,32 +236,24 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
     return names
 
 
-def _working_set_max_seq(pair: Pair) -> int:
+def _working_set_max_seq(pair: Pair, coverage: Coverage | object) -> int:
     """The last chain position the pair's working set covers (0: none usable)."""
     from memory import indexing
     from tutorbrain.block.models import WorkingSet
 
-    if hasattr(pair, "_block_working_set"):
-        coverage = pair._block_working_set
-    else:
+    if coverage is _NOT_READ:
         coverage = (
             WorkingSet.objects.filter(pair_id=pair.pk)
             .values_list("max_seq", "embedding_model")
             .first()
         )
-    if coverage is None or coverage[1] != indexing.embed_model_name():
+    if not isinstance(coverage, tuple) or coverage[1] != indexing.embed_model_name():
         return 0
-    return coverage[0]
+    return int(coverage[0])
 
 
 def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
-    try:
-        from beliefs.selectors import beliefs_current
-    except ImportError:  # the beliefs app's selectors not installed: read the rows
-        from beliefs.models import Belief
-
-        def beliefs_current(*, pair):
-            return list(Belief.objects.current().filter(pair=pair).select_related("concept"))
+    from beliefs.selectors import beliefs_current
 
     rows = beliefs_current(pair=pair)
     # Struggles first (what the tutor must know first), then most confident.
@@ -365,10 +362,13 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         vector = vector_literal(vector)  # formatted once for both queries that use it
     _ensure_session_settings()
     _test_delay(cancelled)
+    student: Student | None
+    subject: Subject | None
+    coverage: Coverage | object = _NOT_READ
     if pair is not None:
         student, subject = pair.student, pair.subject
     else:
-        pair, student, subject = _lookup(request)
+        pair, student, subject, coverage = _lookup(request)
     _check(cancelled)
     reading: MessageReading = read_message(message)
     zone = student_zone(student.timezone if student else "UTC")
@@ -395,7 +395,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
                 concept_names=tuple(routed),
                 window=window,
                 exclude_narrations=window is not None or reading.history,
-                working_set_max_seq=_working_set_max_seq(pair),
+                working_set_max_seq=_working_set_max_seq(pair, coverage),
             )
         )
         if window is not None or reading.history:

@@ -435,6 +435,5 @@ def map_and_beliefs(*, subject: Subject, pair: Pair, log=print) -> None:
     map_recompute(subject=subject)
     concepts_embed(subject=subject)
     started = time.monotonic()
-    result = beliefs_rederive(pair=pair)
+    beliefs_rederive(pair=pair)
     log(f"map of {len(by_name)} concepts; beliefs re-derived in {time.monotonic() - started:.1f} s")
-    return result
