@@ -14,6 +14,7 @@ settings of the vector index.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -127,41 +128,55 @@ _LOOKUP_SQL = """
     SELECT p.id, p.student_id, p.subject_id, p.head_seq,
            st.organization_id, st.external_id, st.timezone,
            sb.organization_id, sb.external_id, sb.name, sb.language,
-           ws.max_seq, ws.embedding_model
+           ws.max_seq, ws.embedding_model,
+           -- The subject's concepts for routing, in the same round trip.
+           (SELECT json_agg(json_build_array(
+                       c.name, c.key, c.aliases,
+                       CASE WHEN %(vector)s::vector IS NULL THEN NULL
+                            ELSE c.embedding <=> %(vector)s::vector END))
+            FROM concepts_concept c
+            WHERE c.subject_id = sb.id AND %(route)s) AS concepts
     FROM memory_pair p
     JOIN memory_student st ON st.id = p.student_id
     JOIN memory_subject sb ON sb.id = p.subject_id
     LEFT JOIN tutorbrain_block_workingset ws ON ws.pair_id = p.id
-    WHERE st.organization_id = %s AND st.external_id = %s
-      AND sb.organization_id = %s AND sb.external_id = %s
+    WHERE st.organization_id = %(org)s AND st.external_id = %(student)s
+      AND sb.organization_id = %(org)s AND sb.external_id = %(subject)s
 """
 
 
 Coverage = tuple[int, str] | None  # (max_seq, embedding model) of the pair's working set
+ConceptRow = tuple[str, str, list[str], float | None]  # name, key, aliases, cosine distance
 _NOT_READ = object()
 
 
 def _lookup(
-    request: BuildRequest,
-) -> tuple[Pair | None, Student | None, Subject | None, Coverage]:
+    request: BuildRequest, *, vector: str | None, route: bool
+) -> tuple[Pair | None, Student | None, Subject | None, Coverage, list[ConceptRow] | None]:
     """The pair, student and subject of *this* organization, by external ids.
 
     External ids are per organization: an id another organization uses is simply
     unknown here, and nothing of theirs can be read (every later query is keyed by the
     pair or subject found here). Nothing is created: the chat service may ask before
-    it has logged anything. One query (with the pair's working-set coverage), in SQL:
-    the ORM's compilation of this join cost more than running it.
+    it has logged anything. One query — with the pair's working-set coverage and, when
+    `route`, the subject's concepts for routing — in SQL: the ORM's compilation of this
+    join cost more than running it, and every round trip counts on a busy machine.
     """
-    org = request.organization.pk
     with connection.cursor() as cursor:
         cursor.execute(
             _LOOKUP_SQL,
-            [org, request.student_external_id, org, request.subject_external_id],
+            {
+                "org": request.organization.pk,
+                "student": request.student_external_id,
+                "subject": request.subject_external_id,
+                "vector": vector,
+                "route": route,
+            },
         )
         row = cursor.fetchone()
     if row is not None:
         (pk, student_id, subject_id, head_seq, st_org, st_ext, tz, sb_org, sb_ext, name, lang,
-         ws_seq, ws_model) = row  # fmt: skip
+         ws_seq, ws_model, concepts) = row  # fmt: skip
         db = connection.alias
         student = Student.from_db(
             db,
@@ -179,17 +194,32 @@ def _lookup(
             [pk, student_id, subject_id, head_seq],
         )
         pair.student, pair.subject = student, subject
-        return pair, student, subject, (ws_seq, ws_model) if ws_seq is not None else None
+        coverage = (ws_seq, ws_model) if ws_seq is not None else None
+        if isinstance(concepts, str):  # Django's psycopg setup hands json over as text
+            concepts = json.loads(concepts)
+        rows = [(c[0], c[1], list(c[2] or []), c[3]) for c in concepts or []] if route else None
+        return pair, student, subject, coverage, rows
     known_student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
     ).first()
     known_subject = Subject.objects.filter(
         organization=request.organization, external_id=request.subject_external_id
     ).first()
-    return None, known_student, known_subject, None
+    return None, known_student, known_subject, None, None
 
 
-def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
+def _concept_rows(*, subject: Subject, vector: str | None) -> list[ConceptRow]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, key, aliases, CASE WHEN %(vector)s::vector IS NULL THEN NULL "
+            "ELSE embedding <=> %(vector)s::vector END FROM concepts_concept "
+            "WHERE subject_id = %(subject)s",
+            {"vector": vector, "subject": subject.pk},
+        )
+        return [(r[0], r[1], list(r[2] or []), r[3]) for r in cursor.fetchall()]
+
+
+def _route_concepts(*, rows: list[ConceptRow], message: str) -> list[str]:
     """Concepts the message is about: named in it (exact key), or nearest by embedding.
 
     Returns the names an episode's `concepts` array may hold for them (name and its
@@ -197,19 +227,6 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
     """
     from concepts.naming import find_keys_in
 
-    with connection.cursor() as cursor:
-        if vector is not None:
-            cursor.execute(
-                "SELECT name, key, aliases, embedding <=> %s::vector FROM concepts_concept "
-                "WHERE subject_id = %s",
-                [vector_literal(vector), subject.pk],
-            )
-        else:
-            cursor.execute(
-                "SELECT name, key, aliases, NULL FROM concepts_concept WHERE subject_id = %s",
-                [subject.pk],
-            )
-        rows = cursor.fetchall()
     if not rows:
         return []
     by_key: dict[str, int] = {}
@@ -218,7 +235,7 @@ def _route_concepts(*, subject: Subject, message: str, vector) -> list[str]:
         for alias in row[2] or []:
             by_key.setdefault(alias, i)
     chosen: list[int] = [i for _, i in find_keys_in(message, by_key)]
-    if vector is not None:
+    if any(row[3] is not None for row in rows):
         nearest = sorted(
             (float(row[3]), i)
             for i, row in enumerate(rows)
@@ -365,10 +382,14 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     student: Student | None
     subject: Subject | None
     coverage: Coverage | object = _NOT_READ
+    route = bool(message.strip())
+    concept_rows: list[ConceptRow] | None = None
     if pair is not None:
         student, subject = pair.student, pair.subject
     else:
-        pair, student, subject, coverage = _lookup(request)
+        pair, student, subject, coverage, concept_rows = _lookup(
+            request, vector=vector, route=route
+        )
     _check(cancelled)
     reading: MessageReading = read_message(message)
     zone = student_zone(student.timezone if student else "UTC")
@@ -378,8 +399,10 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     mode = "history" if reading.history else "ordinary"
 
     routed: list[str] = []
-    if subject is not None and message.strip():
-        routed = _route_concepts(subject=subject, message=message, vector=vector)
+    if subject is not None and route:
+        if concept_rows is None:
+            concept_rows = _concept_rows(subject=subject, vector=vector)
+        routed = _route_concepts(rows=concept_rows, message=message)
     _check(cancelled)
 
     candidates: list[Candidate] = []
