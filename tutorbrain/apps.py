@@ -18,6 +18,13 @@ class TutorbrainConfig(AppConfig):
             search_terms=language.search_terms,
         )
         self._register_reembed_targets()
+        from django.db.models.signals import post_migrate
+
+        from tutorbrain.nightly.permissions import ensure_memory_staff_nightly_permissions
+
+        post_migrate.connect(
+            ensure_memory_staff_nightly_permissions, sender=self, dispatch_uid="tutorbrain_nightly"
+        )
 
     def _register_reembed_targets(self) -> None:
         from memory.derived import EPISODE_INDEX_SQL, episode_index_texts
