@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memory", "0001_initial"),
         ("tutorbrain", "0002_concept_and_belief_permissions"),
