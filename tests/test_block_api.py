@@ -193,7 +193,8 @@ def _sleeping_backends() -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-            "AND query LIKE 'SELECT pg_sleep%%' AND pid <> pg_backend_pid()"
+            "AND query LIKE 'SELECT pg_sleep%%' AND pid <> pg_backend_pid() "
+            "AND datname = current_database()"
         )
         return cursor.fetchone()[0]
 

@@ -1,11 +1,11 @@
 """The hard deadline of a block build (R-5.11).
 
 The build runs in a worker thread with its own database connection, whose
-`statement_timeout` is the deadline (so no query of a late build can outlive it by
-much). The request thread waits at most the deadline; past it, it answers at once with
-`dropped`, marks the build cancelled (the build stops at its next step) and cancels the
-worker's running query with `pg_cancel_backend`, so an abandoned build is not left
-running against the database.
+`statement_timeout` is the deadline plus a small margin (so no query of a late build
+can outlive it by much). The request thread waits at most the deadline; past it, it
+answers at once with `dropped`, marks the build cancelled (the build stops at its next
+step) and cancels the worker's running query with `pg_cancel_backend`, so an abandoned
+build is not left running against the database.
 
 Worker threads are a small pool, so their connections are reused between turns
 (a new connection per turn would cost more than the build).
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import OperationalError, close_old_connections, connection
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +57,14 @@ class DeadlineOutcome:
     elapsed_ms: float
 
 
+# The statement timeout is a backstop behind the deadline (the request thread cancels a
+# late query itself): a little later than the deadline, so that the request thread's
+# own clock decides, not a race between the two.
+STATEMENT_TIMEOUT_MARGIN_MS = 250
+
+
 def _statement_timeout_ms(deadline: float) -> int:
-    return max(1, int(deadline * 1000))
+    return max(1, int(deadline * 1000) + STATEMENT_TIMEOUT_MARGIN_MS)
 
 
 def _run(job: _Job, fn: Callable[[threading.Event], Any], deadline: float):
@@ -90,6 +96,14 @@ def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) 
     future = _pool().submit(_run, job, fn, deadline)
     try:
         result = future.result(timeout=deadline)
+    except OperationalError:
+        # A query cancelled by the statement timeout at the very deadline is a late
+        # build like any other; a database error before the deadline is a real error.
+        if (time.perf_counter() - started) >= deadline:
+            return DeadlineOutcome(
+                result=None, dropped=True, elapsed_ms=(time.perf_counter() - started) * 1000
+            )
+        raise
     except FutureTimeout:
         job.cancelled.set()
         pid = job.backend_pid
