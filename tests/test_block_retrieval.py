@@ -551,3 +551,23 @@ def test_a_block_built_for_a_past_moment_does_not_remember_what_came_after(pair)
         ids = recalled_ids(build(pair, message))
         assert before.pk in ids
         assert after.pk not in ids
+
+
+def test_the_working_set_catches_up_incrementally_and_gives_the_same_block(record, pair):
+    working_set_rebuild(pair=pair)
+    first = WorkingSet.objects.get(pair=pair)
+    later = add(pair, "question", "Why does osmosis need a membrane?", NOW - timedelta(hours=1))
+    unembedded = add(
+        pair, "question", "Osmosis once more", NOW - timedelta(minutes=30), embed_it=False
+    )
+    before = build(pair, "How does osmosis work?").text
+
+    working_set_rebuild(pair=pair)
+
+    after = WorkingSet.objects.get(pair=pair)
+    assert after.max_seq == unembedded.seq > first.max_seq
+    assert after.episode_count == pair.episodes.count()
+    rows = {w.episode_id: w for w in WorkingSetEpisode.objects.filter(pair=pair)}
+    assert rows[later.pk].signature is not None
+    assert rows[unembedded.pk].signature is None  # no vector yet: other pools still see it
+    assert build(pair, "How does osmosis work?").text == before

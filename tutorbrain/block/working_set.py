@@ -1,8 +1,16 @@
 """Rebuild and clear a pair's working set (R-7.5); see tutorbrain.block.models for what it is.
 
 `working_set_rebuild` is called by the nightly cycle for each active pair, and by
-`manage.py bench_block --working-set rebuild`. It is idempotent and safe to run while
-blocks are being built (one transaction: readers see the old set or the new one).
+`manage.py bench_block --working-set rebuild`. It is idempotent, safe to run while
+blocks are built (one transaction: readers see the old set or the new one) and while
+episodes are appended (the coverage it records is computed from the very rows it
+inserted, in the same statement, so an episode appended meanwhile is simply not yet
+covered and is read from the episode tables by the block).
+
+Incremental when it can be: episodes are immutable, so only episodes appended since
+the last run (seq > max_seq) are added, plus signatures for episodes that have received
+a vector since (e.g. after `manage.py reembed`). A set built with another embedding
+model is rebuilt from scratch.
 """
 
 from __future__ import annotations
@@ -14,40 +22,66 @@ from memory import indexing
 from memory.models import Pair
 from tutorbrain.block.models import WorkingSet, WorkingSetEpisode
 
+# Serialises rebuilds of one pair (a retried nightly task may overlap its first try)
+# without touching the pair's row lock, which is the episode chain's append lock.
+_LOCK_NAMESPACE = "tutorbrain_block_working_set"
+
+# A signature only for vectors of the current model (comparable with the message's);
+# every episode gets its row, so the concept pool sees them all. The coverage comes
+# from the inserted rows themselves (same snapshot).
+_INSERT_SQL = """
+    WITH inserted AS (
+        INSERT INTO tutorbrain_block_workingsetepisode
+            (episode_id, pair_id, occurred_at, signature, concepts)
+        SELECT e.id, e.pair_id, e.occurred_at,
+               CASE WHEN ix.embedding_model = %(model)s THEN binary_quantize(ix.embedding) END,
+               e.concepts
+        FROM memory_episode e
+        LEFT JOIN memory_episodeindex ix ON ix.episode_id = e.id
+        WHERE e.pair_id = %(pair)s AND e.seq > %(after)s
+        RETURNING episode_id
+    )
+    SELECT count(*), max(e.id), max(e.seq)
+    FROM inserted JOIN memory_episode e ON e.id = inserted.episode_id
+"""
+
 
 @transaction.atomic
 def working_set_rebuild(*, pair: Pair) -> None:
-    """Recompute the pair's signatures and concept rows from its episode index."""
-    WorkingSetEpisode.objects.filter(pair_id=pair.pk).delete()
+    """Bring the pair's working set up to date with its episode log."""
     model = indexing.embed_model_name()
     with connection.cursor() as cursor:
-        # A signature only for vectors of the current model (comparable with the
-        # message's); every episode gets its row, so the concept pool sees them all.
-        cursor.execute(
-            """
-            INSERT INTO tutorbrain_block_workingsetepisode
-                (episode_id, pair_id, occurred_at, signature, concepts)
-            SELECT e.id, e.pair_id, e.occurred_at,
-                   CASE WHEN ix.embedding_model = %s THEN binary_quantize(ix.embedding) END,
-                   e.concepts
-            FROM memory_episode e
-            LEFT JOIN memory_episodeindex ix ON ix.episode_id = e.id
-            WHERE e.pair_id = %s
-            """,
-            [model, pair.pk],
-        )
-        count = cursor.rowcount
-        cursor.execute(
-            "SELECT COALESCE(max(id), 0), COALESCE(max(seq), 0) FROM memory_episode "
-            "WHERE pair_id = %s",
-            [pair.pk],
-        )
-        max_id, max_seq = cursor.fetchone()
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s), %s)", [_LOCK_NAMESPACE, pair.pk])
+    current = WorkingSet.objects.filter(pair_id=pair.pk).first()
+    incremental = current is not None and current.embedding_model == model
+    after = current.max_seq if incremental and current is not None else 0
+    with connection.cursor() as cursor:
+        if incremental:
+            cursor.execute(
+                """
+                UPDATE tutorbrain_block_workingsetepisode w
+                SET signature = binary_quantize(ix.embedding)
+                FROM memory_episodeindex ix
+                WHERE w.pair_id = %s AND w.signature IS NULL
+                  AND ix.episode_id = w.episode_id AND ix.embedding_model = %s
+                """,
+                [pair.pk, model],
+            )
+        else:
+            WorkingSetEpisode.objects.filter(pair_id=pair.pk).delete()
+        cursor.execute(_INSERT_SQL, {"model": model, "pair": pair.pk, "after": after})
+        added, max_id, max_seq = cursor.fetchone()
+    if incremental and current is not None:
+        count = current.episode_count + added
+        max_id = max_id or current.max_episode_id
+        max_seq = max_seq or current.max_seq
+    else:
+        count = added
     WorkingSet.objects.update_or_create(
         pair_id=pair.pk,
         defaults={
-            "max_episode_id": max_id,
-            "max_seq": max_seq,
+            "max_episode_id": max_id or 0,
+            "max_seq": max_seq or 0,
             "episode_count": count,
             "embedding_model": model,
             "built_at": timezone.now(),
