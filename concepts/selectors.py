@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.db.models import Case, IntegerField, Q, Value, When
 
 from concepts.models import Concept, FileReading, Prerequisite, SubjectMap, TaughtNote
 from concepts.naming import concept_key, find_keys_in
@@ -79,16 +80,29 @@ class MapView:
     cycle: list[str] = field(default_factory=list)
 
 
-def map_for_block(*, subject: Subject, limit: int | None = None) -> MapView:
+def map_for_block(
+    *, subject: Subject, limit: int | None = None, first_keys: Sequence[str] = ()
+) -> MapView:
     """Concepts by centrality (desc) with their latest taught note and builds-on names.
 
+    `first_keys` (concept keys, e.g. the concepts a message was routed to) lead the list
+    whatever their centrality: the concept a student asks about must not be cut for the
+    hubs, since its line carries its prerequisites ("builds on: ...").
     Four queries whatever the map's size: the map row, the concepts, their edges, and
     the latest taught note per concept (DISTINCT ON).
     """
     subject_map = SubjectMap.objects.filter(subject=subject).first()
+    ordering: list = ["-centrality", "teaching_rank", "name"]
+    if first_keys:
+        leading = Case(
+            *[When(key=key, then=Value(i)) for i, key in enumerate(first_keys)],
+            default=Value(len(first_keys)),
+            output_field=IntegerField(),
+        )
+        ordering.insert(0, leading)
     concepts_qs = (
         Concept.objects.filter(subject=subject)
-        .order_by("-centrality", "teaching_rank", "name")
+        .order_by(*ordering)
         .only("pk", "name", "summary", "readiness", "centrality", "layer", "assumes")
     )
     if limit is not None:

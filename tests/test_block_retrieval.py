@@ -353,6 +353,25 @@ def test_a_message_in_another_language_reaches_episodes_through_its_routed_conce
     assert "Osmosis" in result.routed_concepts
 
 
+def test_the_map_line_of_a_leaf_the_message_names_leads_the_map_whatever_its_centrality(pair):
+    from concepts.models import Prerequisite
+
+    subject = pair.subject
+    hubs = [concept(subject, f"Hub topic {i}", centrality=0.9 - i * 0.01) for i in range(30)]
+    leaf = concept(subject, "Turgor pressure", centrality=0.001)
+    Prerequisite.objects.create(subject=subject, concept=leaf, prerequisite=hubs[0])
+    add(pair, "question", "What is the weather like?", NOW - timedelta(days=1), embed_it=False)
+
+    for message in (
+        "What should I review before turgor pressure?",
+        "How does turgor pressure work?",
+    ):
+        result = build(pair, message, budget=300)
+        map_section = result.text[result.text.index("SUBJECT MAP (") :].splitlines()
+        assert map_section[1].startswith("- Turgor pressure:"), (message, map_section[:3])
+        assert "builds on: Hub topic 0" in map_section[1]
+
+
 # ---- format, R-6 stale citations --------------------------------------------------------
 
 

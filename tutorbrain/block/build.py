@@ -219,16 +219,17 @@ def _concept_rows(*, subject: Subject, vector: str | None) -> list[ConceptRow]:
         return [(r[0], r[1], list(r[2] or []), r[3]) for r in cursor.fetchall()]
 
 
-def _route_concepts(*, rows: list[ConceptRow], message: str) -> list[str]:
+def _route_concepts(*, rows: list[ConceptRow], message: str) -> tuple[list[str], list[str]]:
     """Concepts the message is about: named in it (exact key), or nearest by embedding.
 
-    Returns the names an episode's `concepts` array may hold for them (name and its
-    case variants, and merged aliases), for the concept pool.
+    Returns (names, keys): the names an episode's `concepts` array may hold for them
+    (name and its case variants, and merged aliases), for the concept pool; and the
+    concepts' keys, whose map lines lead the map section.
     """
     from concepts.naming import find_keys_in
 
     if not rows:
-        return []
+        return [], []
     by_key: dict[str, int] = {}
     for i, row in enumerate(rows):
         by_key.setdefault(row[1], i)
@@ -245,12 +246,14 @@ def _route_concepts(*, rows: list[ConceptRow], message: str) -> list[str]:
             if 1 - distance >= CONCEPT_ROUTE_MIN_SIMILARITY:
                 chosen.append(i)
     names: list[str] = []
+    keys: list[str] = []
     for i in chosen[: CONCEPT_ROUTE_MAX + 2]:
         name, key = rows[i][0], rows[i][1]
+        keys.append(key)
         for variant in (name, name.lower(), name.capitalize(), name.title(), key):
             if variant and variant not in names:
                 names.append(variant)
-    return names
+    return names, keys
 
 
 def _working_set_max_seq(pair: Pair, coverage: Coverage | object) -> int:
@@ -286,17 +289,22 @@ def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
     ]
 
 
-def _map(subject: Subject):
+def _map(subject: Subject, routed: list[str], routed_keys: list[str]):
+    """(concept count, readiness, lines, pinned): the routed concepts' lines lead."""
     from concepts.selectors import map_for_block
 
-    view = map_for_block(subject=subject, limit=MAP_LINES_MAX)
+    view = map_for_block(subject=subject, limit=MAP_LINES_MAX, first_keys=routed_keys)
     lines = [
         fmt.MapLine(
             name=c.name, summary=c.summary, taught_note=c.taught_note, builds_on=c.builds_on
         )
         for c in view.concepts
     ]
-    return view.concept_count, view.readiness, lines
+    names = set(routed)
+    pinned = 0
+    while pinned < len(lines) and lines[pinned].name in names:
+        pinned += 1
+    return view.concept_count, view.readiness, lines, pinned
 
 
 def _limits_sentence(pair: Pair | None) -> str:
@@ -399,10 +407,11 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     mode = "history" if reading.history else "ordinary"
 
     routed: list[str] = []
+    routed_keys: list[str] = []
     if subject is not None and route:
         if concept_rows is None:
             concept_rows = _concept_rows(subject=subject, vector=vector)
-        routed = _route_concepts(rows=concept_rows, message=message)
+        routed, routed_keys = _route_concepts(rows=concept_rows, message=message)
     _check(cancelled)
 
     candidates: list[Candidate] = []
@@ -431,7 +440,9 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     _check(cancelled)
 
     beliefs = _beliefs(pair) if pair is not None else []
-    map_count, map_readiness, map_lines = _map(subject) if subject is not None else (0, 0.0, [])
+    map_count, map_readiness, map_lines, map_pinned = (
+        _map(subject, routed, routed_keys) if subject is not None else (0, 0.0, [], 0)
+    )
     limits = _limits_sentence(pair)
     _check(cancelled)
 
@@ -458,6 +469,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         map_count=map_count,
         map_readiness=map_readiness,
         map_lines=map_lines,
+        map_pinned=map_pinned,
         window_label=window.label if window else None,
         window_preposition=window.preposition if window else "in",
         window_empty=window is not None and not candidates,

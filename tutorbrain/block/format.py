@@ -119,14 +119,33 @@ class MapLine:
     builds_on: list[str]
 
     def render(self) -> str:
-        text = f"- {self.name}"
-        if self.summary:
-            text += f": {' '.join(self.summary.split())}"
+        """`- Name: summary [taught: note] (builds on: A, B)` within LINE_MAX_TOKENS.
+
+        When the line is too long the summary and the note are cut, never the builds-on
+        list: the prerequisites are what a "what should I review before X" needs.
+        """
+        head = f"- {self.name}"
+        tail = f" (builds on: {', '.join(self.builds_on)})" if self.builds_on else ""
+        middle = ""
+        summary = _without_name_prefix(" ".join(self.summary.split()), self.name)
+        if summary:
+            middle += f": {summary}"
         if self.taught_note:
-            text += f" [taught: {' '.join(self.taught_note.split())}]"
-        if self.builds_on:
-            text += f" (builds on: {', '.join(self.builds_on)})"
-        return text
+            middle += f" [taught: {' '.join(self.taught_note.split())}]"
+        text = head + middle + tail
+        if count_tokens(text) <= LINE_MAX_TOKENS:
+            return text
+        room = LINE_MAX_TOKENS - count_tokens(head + tail)
+        cut = truncate_to_tokens(middle, room) if room > 0 else ""
+        return truncate_to_tokens(head + cut + tail, LINE_MAX_TOKENS)
+
+
+def _without_name_prefix(summary: str, name: str) -> str:
+    """Drop a leading "Name:" that repeats the line's own name (glossary-style summaries)."""
+    prefix = f"{name}:"
+    if summary[: len(prefix)].casefold() == prefix.casefold():
+        return summary[len(prefix) :].strip()
+    return summary
 
 
 @dataclass
@@ -137,7 +156,9 @@ class BlockParts:
     episodes: list[EpisodeLine]  # best first
     map_count: int
     map_readiness: float
-    map_lines: list[MapLine]  # by centrality
+    map_lines: list[MapLine]  # concepts the message names first, then by centrality
+    # How many of map_lines lead because the message names them: they get room in any mode.
+    map_pinned: int = 0
     window_label: str | None = None
     window_preposition: str = "in"
     window_empty: bool = False
@@ -240,6 +261,12 @@ def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetim
     map_rendered = [m.render() for m in parts.map_lines]
     map_need = _cost(map_header) + sum(_cost(line) for line in map_rendered[:3])
     reserve = min(map_need, int(remaining * MAP_RESERVE_SHARE[parts.mode])) if map_rendered else 0
+    if parts.map_pinned and map_rendered:
+        # The concepts the student asks about keep their lines even in history mode.
+        pinned_need = _cost(map_header) + sum(
+            _cost(line) for line in map_rendered[: parts.map_pinned]
+        )
+        reserve = min(remaining, max(reserve, pinned_need))
 
     episodes_chosen: list[EpisodeLine] = []
     episode_section: list[str] = []
