@@ -731,6 +731,8 @@ def concept_teach_from_episode(
         summary=f"Taught {name}: {form.note}"[:300],
         text=form.note,
         concepts=[name],
+        # The teaching happened when the student said it, not when the task ran.
+        occurred_at=episode.occurred_at,
         now=now,
         idempotency_key=idempotency_key,
         extra={"source_episode_id": episode.pk},

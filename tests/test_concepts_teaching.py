@@ -181,3 +181,20 @@ def test_a_teaching_form_that_names_nothing_and_defines_nothing_teaches_nothing(
     _say(pair, "remember that I hate Mondays", django_capture_on_commit_callbacks)
     assert not TaughtNote.objects.exists()
     assert not Concept.objects.filter(layer=Concept.Layer.TAUGHT).exists()
+
+
+def test_the_taught_episode_is_dated_when_the_student_said_it_not_when_it_was_applied(
+    pair, mitochondria, django_capture_on_commit_callbacks
+):
+    from datetime import UTC, datetime
+
+    said_at = datetime(2026, 4, 15, 10, 30, tzinfo=UTC)
+    with django_capture_on_commit_callbacks(execute=True):
+        episode_append(
+            pair=pair,
+            kind="question",
+            summary="remember that mitochondria have their own DNA",
+            occurred_at=said_at,
+            now=datetime(2026, 11, 29, 9, 0, tzinfo=UTC),
+        )
+    assert Episode.objects.get(pair=pair, kind="taught").occurred_at == said_at
