@@ -29,7 +29,7 @@ def beliefs_current(*, pair: Pair) -> list[Belief]:
         Belief.objects.current()
         .filter(pair=pair)
         .select_related("concept")
-        .order_by("-claim", "-confidence", "concept__name")
+        .order_by("claim", "-confidence", "concept__name")
     )
 
 

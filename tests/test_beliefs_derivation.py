@@ -265,3 +265,18 @@ def test_a_failing_derivation_is_logged_and_the_check_stays_stored(
     assert Episode.objects.filter(pk=episode.pk).exists()
     assert Belief.objects.count() == 0
     assert "belief derivation failed" in caplog.text and "rule exploded" in caplog.text
+
+
+def test_current_beliefs_list_struggles_first_then_the_most_confident(pair, derive):
+    for name in ("Cell", "Osmosis", "Diffusion"):
+        make_concept(pair.subject, name)
+    derive(pair, topic="Cell", verdict="right", at=T0)
+    derive(pair, topic="Osmosis", verdict="wrong", at=T0 + days(1))
+    derive(pair, topic="Diffusion", verdict="right", at=T0 + days(2))
+    derive(pair, topic="Diffusion", verdict="right", at=T0 + days(3))
+
+    rows = beliefs_current(pair=pair)
+
+    assert [b.claim for b in rows] == ["struggles", "understands", "understands"]
+    assert rows[0].concept.name == "Osmosis"
+    assert rows[1].confidence >= rows[2].confidence
