@@ -142,6 +142,22 @@ def test_a_taught_note_and_prerequisites_are_on_the_map_line():
     )
 
 
+def test_a_too_long_map_line_is_cut_in_its_summary_and_note_never_in_its_prerequisites():
+    line = fmt.MapLine(
+        "Mitochondria",
+        "Mitochondria: organelles that release the energy of glucose as ATP.",
+        "remember that in our class we call the mitochondria the powerhouse " * 3,
+        ["Organelles", "ATP", "Glucose", "Cellular respiration"],
+    )
+
+    text = line.render()
+
+    assert count_tokens(text) <= fmt.LINE_MAX_TOKENS
+    assert text.startswith("- Mitochondria: organelles")  # the repeated name is dropped
+    assert "the powerhouse…] (builds on: Organelles, ATP, Glucose, Cellular respiration)" in text
+    assert text.endswith("(builds on: Organelles, ATP, Glucose, Cellular respiration)")
+
+
 def test_the_episode_line_shows_date_kind_repeats_and_stale_label():
     line = fmt.EpisodeLine(
         7,

@@ -135,8 +135,11 @@ class MapLine:
         text = head + middle + tail
         if count_tokens(text) <= LINE_MAX_TOKENS:
             return text
-        room = LINE_MAX_TOKENS - count_tokens(head + tail)
+        # One token kept back for the "]" that closes a cut taught note.
+        room = LINE_MAX_TOKENS - count_tokens(head + tail) - 1
         cut = truncate_to_tokens(middle, room) if room > 0 else ""
+        if "[taught: " in cut and not cut.endswith("]"):
+            cut += "]"
         return truncate_to_tokens(head + cut + tail, LINE_MAX_TOKENS)
 
 
