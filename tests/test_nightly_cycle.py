@@ -43,6 +43,33 @@ def test_a_day_of_activity_is_consolidated_into_one_episode(pair):
     assert note.idempotency_key == f"consolidation:{DAY.isoformat()}"
 
 
+def test_the_consolidation_does_not_list_an_utterance_topic_as_a_topic(pair):
+    episode_append(
+        pair=pair,
+        kind="check",
+        summary="Check: ok now tell me again",
+        topic="ok now tell me again",
+        verdict="partial",
+        occurred_at=at(10),
+        now=at(10),
+        embed=False,
+    )
+    episode_append(
+        pair=pair,
+        kind="check",
+        summary="Check on fractions",
+        topic="fractions",
+        verdict="right",
+        occurred_at=at(11),
+        now=at(11),
+        embed=False,
+    )
+
+    cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
+
+    assert consolidations(pair).get().evidence["topics"] == ["fractions"]
+
+
 def test_the_consolidation_lists_the_five_most_salient_headlines(pair):
     a_day_of_activity(pair)
     for i in range(3):

@@ -34,6 +34,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Floor, Least
 
 from beliefs.models import Belief, BeliefEvidence
+from beliefs.routing import reads_like_utterance
 from beliefs.selectors import beliefs_due_for_decay
 from memory.models import AnswerStance, CitationCheck, Episode, Pair
 from memory.rules import CONCEPTS_MAX, SUMMARY_MAX_CHARS
@@ -117,7 +118,9 @@ def consolidation_compose(*, pair: Pair, day: dt.date) -> ConsolidationNote | No
     topics: list[str] = []
     concepts: list[str] = []
     for r in rows:
-        for name in ([r["topic"]] if r["topic"] else []) + list(r["concepts"]):
+        # An utterance-like topic ("ok now tell me again") names nothing worth a headline.
+        topic = [r["topic"]] if r["topic"] and not reads_like_utterance(r["topic"]) else []
+        for name in topic + list(r["concepts"]):
             if name and name not in topics:
                 topics.append(name)
         for name in r["concepts"]:
