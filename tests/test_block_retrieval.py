@@ -332,6 +332,37 @@ def test_a_history_question_puts_beliefs_and_earlier_work_first_with_the_explici
     assert "you were asked: Can we go over eukaryotic cells?" in result.text
 
 
+@pytest.mark.parametrize("message", ["What did I get wrong so far?", "¿En qué me equivoqué?"])
+def test_asking_what_one_got_wrong_recalls_an_old_miss_before_many_newer_successes(pair, message):
+    miss = add(
+        pair,
+        "check",
+        "Check on enzymes: wrong",
+        datetime(2026, 3, 2, tzinfo=UTC),
+        verdict="wrong",
+        topic="enzymes",
+        embed_it=False,
+    )
+    add_many(
+        pair,
+        [
+            EventSpec(
+                kind="check",
+                summary=f"Check on topic number {i}: right",
+                verdict="right",
+                topic=f"topic number {i}",
+                occurred_at=datetime(2026, 9, 1, tzinfo=UTC) + timedelta(hours=i),
+            )
+            for i in range(60)
+        ],
+    )
+
+    result = build(pair, message, budget=250)
+
+    assert result.mode == "history"
+    assert miss.pk in recalled_ids(result)
+
+
 def test_an_ordinary_question_puts_the_map_first(record, pair):
     result = build(pair, "How does osmosis work?")
 

@@ -26,7 +26,12 @@ from django.db import connection
 
 from memory.models import Organization, Pair, Student, Subject
 from tutorbrain.block import format as fmt
-from tutorbrain.block.message import MessageReading, is_narration, read_message
+from tutorbrain.block.message import (
+    MessageReading,
+    asks_about_mistakes,
+    is_narration,
+    read_message,
+)
 from tutorbrain.block.retrieval import (
     Candidate,
     RetrievalQuery,
@@ -42,6 +47,8 @@ from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_z
 # same subject stay at or below 0.41.
 CONCEPT_ROUTE_MIN_SIMILARITY = 0.45
 CONCEPT_ROUTE_MAX = 2
+# "What did I get wrong?" puts these verdicts first in the assessment group, in this order.
+MISTAKE_ORDER = {"wrong": 0, "partial": 1}
 # The map lines the block may show (by centrality); the budget usually shows fewer.
 MAP_LINES_MAX = 24
 
@@ -428,6 +435,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
                 window=window,
                 exclude_narrations=window is not None or reading.history,
                 working_set_max_seq=_working_set_max_seq(pair, coverage),
+                misses=reading.history and asks_about_mistakes(message),
             )
         )
         if window is not None or reading.history:
@@ -459,6 +467,12 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     groups: dict[str, list[fmt.EpisodeLine]] = {}
     for c in candidates:
         groups.setdefault(c.group, []).append(lines_by_id[c.id])
+    if mode == "history" and "assessment" in groups and asks_about_mistakes(message):
+        # "What did I get wrong?": wrong, then partial results lead their group (stable,
+        # so rank still orders within each verdict), even an old miss since corrected.
+        groups["assessment"].sort(
+            key=lambda line: MISTAKE_ORDER.get(line.verdict, len(MISTAKE_ORDER))
+        )
     has_history = pair is not None and pair.head_seq > 0
     parts = fmt.BlockParts(
         mode=mode,

@@ -42,6 +42,11 @@ def is_history_question(message: str) -> bool:
     return bool(message) and language.find_cue(message, "history_cues") is not None
 
 
+def asks_about_mistakes(message: str) -> bool:
+    """ "What did I get wrong", "¿en qué me equivoqué?": the misses should lead."""
+    return bool(message) and language.find_cue(message, "mistake_cues") is not None
+
+
 def read_message(message: str) -> MessageReading:
     """The history flag and the topic words of a message.
 

@@ -80,13 +80,18 @@ SEMANTIC_MATCH_MIN = 0.80
 ROWS_PER_GROUP = 50
 ROWS_MAX = 150
 
-POOL_RECENT, POOL_LEXICAL, POOL_CONCEPT, POOL_SEMANTIC = 1, 2, 4, 8
+POOL_RECENT, POOL_LEXICAL, POOL_CONCEPT, POOL_SEMANTIC, POOL_MISSES = 1, 2, 4, 8, 16
 POOL_NAMES = {
     POOL_RECENT: "recent",
     POOL_LEXICAL: "words",
     POOL_CONCEPT: "concept",
     POOL_SEMANTIC: "meaning",
+    POOL_MISSES: "misses",
 }
+# "What did I get wrong?": the pair's wrong and partial checks and quizzes over the whole
+# history (widen first: a miss from March is not among the 500 most recent episodes of a
+# busy student). Uses episode_pair_kind_idx.
+MISSES_POOL_MAX = 200
 # Kind groups: history mode takes from each in turn, so the record it shows includes
 # the conversation, not only checks and quizzes (R-5.7).
 KIND_GROUPS = {
@@ -153,6 +158,9 @@ class RetrievalQuery:
     # Episodes with seq <= this are in the pair's working set (tutorbrain.block.models);
     # 0: no usable working set, every pool reads the episode tables directly.
     working_set_max_seq: int = 0
+    # A history question about the student's misses: add the misses pool, and let
+    # wrong then partial results lead the assessment group.
+    misses: bool = False
 
 
 def session_settings_sql() -> str:
@@ -196,6 +204,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "vector": None,
         "ws_seq": query.working_set_max_seq,
         "prefilter": SIGNATURE_PREFILTER,
+        "missescap": MISSES_POOL_MAX,
+        "misses_first": query.misses,
     }
     # Nothing after `now`: a block built for a past moment (the scenario runner, the
     # benchmark of R-8) must not remember what had not happened yet.
@@ -253,6 +263,14 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
               WHERE ix.pair_id = %(pair)s {window_ix}
               ORDER BY ix.occurred_at DESC LIMIT %(recent)s) ix"""
     ]
+    if query.misses:
+        pools.append(
+            f"""SELECT e.id, {POOL_MISSES} FROM (
+                  SELECT e.id FROM memory_episode e
+                  WHERE e.pair_id = %(pair)s AND e.kind IN ('check', 'quiz')
+                    AND e.verdict IN ('wrong', 'partial') {window_e}
+                  ORDER BY e.occurred_at DESC LIMIT %(missescap)s) e"""
+        )
     if query.terms:
         pools.append(
             f"""SELECT ix.episode_id, {POOL_LEXICAL} FROM (
@@ -371,7 +389,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                CASE WHEN %(has_topic)s AND any_matched THEN relevance ELSE 0 END AS rel_used
         FROM filtered
         WHERE CASE WHEN %(has_topic)s AND any_matched THEN matched
-                   ELSE (pools & {POOL_RECENT}) > 0 END
+                   ELSE (pools & {POOL_RECENT | POOL_MISSES}) > 0 END
     ),
     scored AS (
         SELECT kept.*,
@@ -394,7 +412,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                    PARTITION BY CASE WHEN kind IN ('check', 'quiz') THEN 'assessment'
                                      WHEN kind IN ('question', 'answer') THEN 'conversation'
                                      ELSE 'other' END
-                   ORDER BY score DESC, occurred_at DESC, id DESC) AS group_rank
+                   ORDER BY (%(misses_first)s AND verdict IN ('wrong', 'partial')) DESC,
+                            score DESC, occurred_at DESC, id DESC) AS group_rank
         FROM collapsed WHERE copy_rank = 1
     )
     SELECT g.id, g.kind, g.summary, g.occurred_at, g.salience, g.verdict,

@@ -21,6 +21,7 @@ from tutorbrain.language.data import LANGUAGE_CODES
 
 CUE_KEYS = (
     "history_cues",
+    "mistake_cues",
     "teaching_cues",
     "utterance_cues",
     "question_words",

@@ -23,6 +23,8 @@ DATA = {
         "الجلسة الماضية",
         "سجلي",
     ],
+    # Words that make a history question about the student's misses: wrong checks first.
+    "mistake_cues": ["أخطأت", "اخطأت", "أخطائي", "اخطائي", "خطأ", "أخطاء", "صعوبة"],
     "teaching_cues": [
         "تذكر أن",
         "تذكر ان",

@@ -30,6 +30,21 @@ DATA = {
         "last time we",
         "last session",
     ],
+    # Words that make a history question about the student's misses: wrong checks first.
+    "mistake_cues": [
+        "wrong",
+        "mistake",
+        "mistakes",
+        "miss",
+        "missed",
+        "error",
+        "errors",
+        "go wrong",
+        "got wrong",
+        "struggle",
+        "struggled",
+        "bad at",
+    ],
     # Explicit teaching forms. Matched at the start of the message.
     "teaching_cues": [
         "remember that",

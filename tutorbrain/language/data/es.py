@@ -30,6 +30,18 @@ DATA = {
         "última sesión",
         "mi historial",
     ],
+    # Words that make a history question about the student's misses: wrong checks first.
+    "mistake_cues": [
+        "equivoqué",
+        "equivoque",
+        "me equivoqué",
+        "errores",
+        "error",
+        "hice mal",
+        "fallé",
+        "falle",
+        "me cuesta",
+    ],
     "teaching_cues": [
         "recuerda que",
         "acuérdate de que",

@@ -22,6 +22,8 @@ DATA = {
         "dernière séance",
         "mon historique",
     ],
+    # Words that make a history question about the student's misses: wrong checks first.
+    "mistake_cues": ["raté", "rate", "trompé", "trompe", "erreurs", "erreur", "mal fait", "échoué"],
     "teaching_cues": [
         "souviens-toi que",
         "rappelle-toi que",

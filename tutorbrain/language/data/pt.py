@@ -23,6 +23,16 @@ DATA = {
         "última sessão",
         "meu histórico",
     ],
+    # Words that make a history question about the student's misses: wrong checks first.
+    "mistake_cues": [
+        "errei",
+        "erros",
+        "erro",
+        "fiz de errado",
+        "errado",
+        "falhei",
+        "tenho dificuldade",
+    ],
     "teaching_cues": [
         "lembre que",
         "lembre-se de que",
