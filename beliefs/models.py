@@ -43,6 +43,9 @@ class BeliefQuerySet(models.QuerySet):
         return self.filter(superseded_by__isnull=True).exclude(reason=Belief.Reason.RETIREMENT)
 
 
+BeliefManager = models.Manager.from_queryset(BeliefQuerySet)
+
+
 class Belief(models.Model):
     class Claim(models.TextChoices):
         UNDERSTANDS = "understands", "understands"
@@ -71,7 +74,7 @@ class Belief(models.Model):
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
     )
 
-    objects = BeliefQuerySet.as_manager()
+    objects = BeliefManager()
 
     class Meta:
         constraints = [

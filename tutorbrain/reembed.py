@@ -39,9 +39,15 @@ def targets() -> list[ReembedTarget]:
     return list(_targets)
 
 
+def _column(target: ReembedTarget) -> str:
+    field = target.model._meta.get_field(target.vector_field)
+    assert isinstance(field, models.Field)  # a concrete vector column, not a relation
+    return str(field.column)
+
+
 def column_dimensions(target: ReembedTarget) -> int | None:
     table = target.model._meta.db_table
-    column = target.model._meta.get_field(target.vector_field).column
+    column = _column(target)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s",
@@ -54,8 +60,7 @@ def column_dimensions(target: ReembedTarget) -> int | None:
 @transaction.atomic
 def resize_column(target: ReembedTarget, dimensions: int) -> None:
     table = connection.ops.quote_name(target.model._meta.db_table)
-    column_name = target.model._meta.get_field(target.vector_field).column
-    column = connection.ops.quote_name(column_name)
+    column = connection.ops.quote_name(_column(target))
     with connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX IF EXISTS {connection.ops.quote_name(target.index_name)}")
         cursor.execute(
@@ -74,7 +79,7 @@ def reembed_target(
     progress=None,
 ) -> int:
     """Recompute vectors of `target`; returns how many rows were written."""
-    qs = target.model.objects.all().order_by("pk")
+    qs = target.model._default_manager.all().order_by("pk")
     if target.select_related:
         qs = qs.select_related(*target.select_related)
     if only_stale:
@@ -94,7 +99,9 @@ def reembed_target(
             setattr(row, target.vector_field, vector)
             setattr(row, target.model_field, model_name)
         with transaction.atomic():
-            target.model.objects.bulk_update(batch, [target.vector_field, target.model_field])
+            target.model._default_manager.bulk_update(
+                batch, [target.vector_field, target.model_field]
+            )
         done += len(batch)
         last_pk = batch[-1].pk
         if progress:

@@ -28,7 +28,7 @@ class Command(BaseCommand):
                     f"{target.label}: resizing vectors {current} -> {model.dimensions}"
                 )
                 resize_column(target, model.dimensions)
-            total = target.model.objects.count()
+            total = target.model._default_manager.count()
             with tqdm(total=total, desc=target.label, unit="row", disable=not total) as bar:
                 written = reembed_target(
                     target,
