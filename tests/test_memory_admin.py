@@ -11,7 +11,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory import admin as memory_admin
-from memory.apps import MEMORY_STAFF_GROUP
 from memory.models import ChainVerification, Episode
 from memory.services import (
     EventSpec,
@@ -20,6 +19,7 @@ from memory.services import (
     episode_append_batch,
     subject_file_register,
 )
+from memory.staff import MEMORY_STAFF as MEMORY_STAFF_GROUP
 from tests.factories import PairFactory
 
 pytestmark = pytest.mark.django_db

@@ -20,11 +20,11 @@ class TutorbrainConfig(AppConfig):
         self._register_reembed_targets()
         from django.db.models.signals import post_migrate
 
-        from tutorbrain.nightly.permissions import ensure_memory_staff_nightly_permissions
+        from tutorbrain.groups import staff_groups_ensure
 
-        post_migrate.connect(
-            ensure_memory_staff_nightly_permissions, sender=self, dispatch_uid="tutorbrain_nightly"
-        )
+        # After every migrate (and a test's flush): both staff groups hold their whole
+        # permission table. tutorbrain comes after the apps whose permissions it names.
+        post_migrate.connect(staff_groups_ensure, sender=self, dispatch_uid="staff_groups")
 
     def _register_reembed_targets(self) -> None:
         from memory.derived import EPISODE_INDEX_SQL, episode_index_texts

@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from tutorbrain.groups import MEMORY_STAFF, grant
+from memory.staff import MEMORY_STAFF, grant
 
 PERMISSIONS = [
     "beliefs.view_belief",
