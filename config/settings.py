@@ -43,6 +43,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves the admin's and the API docs' static files (the Swagger UI comes from the
+    # sidecar package) in every mode, so the docs page works with DEBUG off and no network.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -114,6 +117,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+# Files are found in the installed apps at request time: no collectstatic step to forget.
+# (Run collectstatic and turn this off behind a CDN or a front web server if you have one.)
+WHITENOISE_USE_FINDERS = True
+# WhiteNoise also serves STATIC_ROOT (after a collectstatic) and warns when it is absent.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(env_str("TUTORBRAIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
 MEDIA_URL = "media/"
 

@@ -42,3 +42,11 @@ def test_the_openapi_schema_and_docs_page_are_served_without_network():
     # The Swagger UI assets come from the sidecar package's static files, not a CDN.
     assert "drf_spectacular_sidecar/swagger-ui-dist" in html
     assert "cdn." not in html
+
+
+def test_the_docs_page_assets_and_the_admin_styles_are_served_with_debug_off(settings):
+    assert settings.DEBUG is False
+    client = APIClient()
+    bundle = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+    assert bundle.status_code == 200
+    assert client.get("/static/admin/css/base.css").status_code == 200
