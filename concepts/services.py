@@ -49,8 +49,15 @@ from concepts.naming import (
 from concepts.teaching import defines_something, short_name, subject_words, teaching_form
 from concepts.validator import name_check
 from memory.errors import InvalidInput
-from memory.models import Episode, Pair, Subject, SubjectFile
-from memory.services import episode_append, subject_file_register, subject_file_remove
+from memory.models import Episode, Organization, Pair, Subject, SubjectFile
+from memory.services import (
+    episode_append,
+    pair_get_or_create,
+    student_get_or_create,
+    subject_file_register,
+    subject_file_remove,
+    subject_get_or_create,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -358,6 +365,36 @@ def file_upload(
         if queue:
             _queue_reading(registered.pk)
     return FileUpload(registered, file_reading, replaced, episode, created=True)
+
+
+def file_upload_external(
+    *,
+    organization: Organization,
+    student_external_id: str,
+    subject_external_id: str,
+    name: str,
+    content: bytes,
+    content_type: str = "",
+    subject_name: str = "",
+    subject_language: str = "",
+    now: datetime | None = None,
+) -> FileUpload:
+    """The API's upload: student, subject and pair created on first use, then `file_upload`.
+
+    One transaction, so a refused file leaves no trace, not even a new student.
+    """
+    with transaction.atomic():
+        student = student_get_or_create(organization=organization, external_id=student_external_id)
+        subject = subject_get_or_create(
+            organization=organization,
+            external_id=subject_external_id,
+            name=subject_name,
+            language=subject_language,
+        )
+        pair = pair_get_or_create(student=student, subject=subject)
+        return file_upload(
+            pair=pair, name=name, content=content, content_type=content_type, now=now
+        )
 
 
 def _queue_reading(file_id: int) -> None:

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from concepts.models import READINESS_EXPLAINED, READINESS_NAMED, Concept, FileReading
-from memory.models import Episode, SubjectFile
+from memory.models import Episode, Pair, Student, Subject, SubjectFile
 
 DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
 URL = "/api/v1/files/"
@@ -94,6 +94,10 @@ def test_bad_files_are_a_400_naming_the_field_and_nothing_is_written(api, name, 
     assert message in response.json()["error"]
     assert not SubjectFile.objects.exists()
     assert not Episode.objects.exists()
+    # No orphan rows: the student, subject and pair named by a refused upload are not kept.
+    assert not Student.objects.exists()
+    assert not Subject.objects.exists()
+    assert not Pair.objects.exists()
 
 
 def test_a_file_over_the_size_limit_is_refused(api, settings):

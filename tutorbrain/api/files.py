@@ -14,10 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from concepts.models import FileReading
-from concepts.services import file_remove, file_upload
+from concepts.services import file_remove, file_upload_external
 from memory.errors import InvalidInput, NotFound
 from memory.models import SubjectFile
-from memory.services import pair_get_or_create, student_get_or_create, subject_get_or_create
 from tutorbrain.api.auth import organization_of
 
 
@@ -100,16 +99,12 @@ class FileUploadView(APIView):
             raise InvalidInput("file", f"is {upload.size} bytes; the limit is {_max_bytes()} bytes")
         content = upload.read()
         name = (values.get("name") or upload.name or "").strip()
-        student = student_get_or_create(organization=organization, external_id=values["student"])
-        subject = subject_get_or_create(
+        result = file_upload_external(
             organization=organization,
-            external_id=values["subject"],
-            name=values.get("subject_name", ""),
-            language=values.get("subject_language", ""),
-        )
-        pair = pair_get_or_create(student=student, subject=subject)
-        result = file_upload(
-            pair=pair,
+            student_external_id=values["student"],
+            subject_external_id=values["subject"],
+            subject_name=values.get("subject_name", ""),
+            subject_language=values.get("subject_language", ""),
             name=name,
             content=content,
             content_type=getattr(upload, "content_type", "") or "",
