@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Max, OuterRef, Prefetch, Q, Subquery
+from django.db.models import Exists, Max, OuterRef, Prefetch, Q, Subquery
 
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
@@ -269,6 +269,18 @@ def _change_sentence(before: Belief, after: Belief) -> str:
     return f"New evidence changed “{old}” to “{new}”."
 
 
+def checks_unlinked(*, pair: Pair, before: datetime | None = None):
+    """The pair's checks no current belief cites (R-4.6, R-7.6): their topic routed to no
+    concept, or only a retired belief cites them (its concept left the map)."""
+    linked = BeliefEvidence.objects.filter(
+        episode=OuterRef("pk"), belief__superseded_by__isnull=True
+    ).exclude(belief__reason=Belief.Reason.RETIREMENT)
+    checks = Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK)
+    if before is not None:
+        checks = checks.filter(occurred_at__lt=before)
+    return checks.exclude(Exists(linked))
+
+
 def pair_report(*, pair: Pair) -> PairReport:
     """What the memory can honestly say about one student-subject (R-4.6).
 
@@ -276,21 +288,10 @@ def pair_report(*, pair: Pair) -> PairReport:
     beliefs only from current rows; nothing is estimated where there is no row.
     """
     pair = Pair.objects.select_related("student", "subject").get(pk=pair.pk)
-    check_rows = list(
-        Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK).values_list("pk", "topic")
-    )
-    total = len(check_rows)
-    linked_ids = set(
-        BeliefEvidence.objects.filter(
-            belief__pair=pair, belief__superseded_by__isnull=True, episode__kind="check"
-        )
-        .exclude(belief__reason=Belief.Reason.RETIREMENT)
-        .values_list("episode_id", flat=True)
-    )
-    linked = sum(1 for pk, _ in check_rows if pk in linked_ids)
-    utterances = sum(
-        1 for pk, topic in check_rows if pk not in linked_ids and reads_like_utterance(topic)
-    )
+    total = Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK).count()
+    unlinked_topics = list(checks_unlinked(pair=pair).values_list("topic", flat=True))
+    linked = total - len(unlinked_topics)
+    utterances = sum(1 for topic in unlinked_topics if reads_like_utterance(topic))
 
     current = beliefs_current(pair=pair)
     beliefs = [

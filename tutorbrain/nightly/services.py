@@ -19,7 +19,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import (
     Case,
     Count,
-    Exists,
     F,
     FloatField,
     IntegerField,
@@ -33,9 +32,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Floor, Least
 
-from beliefs.models import Belief, BeliefEvidence
 from beliefs.routing import reads_like_utterance
-from beliefs.selectors import beliefs_due_for_decay
+from beliefs.selectors import beliefs_due_for_decay, checks_unlinked
 from memory.models import AnswerStance, CitationCheck, Episode, Pair
 from memory.rules import CONCEPTS_MAX, SUMMARY_MAX_CHARS
 from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
@@ -358,20 +356,6 @@ def _citation_counts(*, pair: Pair) -> dict[str, int]:
     return {k: v or 0 for k, v in counted.items()}
 
 
-def unlinkable_checks(*, pair: Pair, end: dt.datetime):
-    """Checks no current belief cites: their topic routed to no concept (R-7.6).
-
-    The same count as the beliefs report (beliefs.selectors.pair_report): a check that
-    only a retired belief cites (its concept left the map) is unlinked too.
-    """
-    linked = BeliefEvidence.objects.filter(
-        episode=OuterRef("pk"), belief__superseded_by__isnull=True
-    ).exclude(belief__reason=Belief.Reason.RETIREMENT)
-    return Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK, occurred_at__lt=end).exclude(
-        Exists(linked)
-    )
-
-
 def unanswerable_answers(*, pair: Pair, end: dt.datetime):
     """Answers the tutor later reported it could not give (AnswerStance "cannot")."""
     question = (
@@ -399,7 +383,7 @@ def self_model_recompose(
     if snapshot is None:
         snapshot = calibration_snapshot_write(pair=pair, day=day, now=now)
     citations = _citation_counts(pair=pair)
-    unlinkable = unlinkable_checks(pair=pair, end=end)
+    unlinkable = checks_unlinked(pair=pair, before=end)
     unlinkable_examples = list(
         unlinkable.order_by("-occurred_at", "-pk").values("id", "topic", "summary")[
             :SELF_MODEL_EXAMPLES
