@@ -11,7 +11,8 @@ from django.db.models import Exists, Max, OuterRef, Prefetch, Q, Subquery
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
 from beliefs.routing import reads_like_utterance
-from memory.models import AnswerStance, Episode, Pair
+from memory.models import Episode, Pair
+from memory.selectors import answers_unanswerable
 
 # How many changes (rows that supersede another) the report lists, newest first.
 REPORT_CHANGES_MAX = 50
@@ -400,36 +401,20 @@ def _report_changes(pair: Pair) -> list[ReportChange]:
 
 
 def _report_unanswered(pair: Pair) -> list[ReportQuestion]:
-    """Answers the grounding tracker marked `cannot`, with the question that was asked.
-
-    The question is the student's question that the answer replied to: the nearest
-    question or answer before it in the chain, when that is a question. Otherwise (the
-    question was not logged) the answer's own summary stands for it.
-    """
-    before = Episode.objects.filter(
-        pair=pair,
-        kind__in=[Episode.Kind.QUESTION, Episode.Kind.ANSWER],
-        seq__lt=OuterRef("episode__seq"),
-    ).order_by("-seq")
-    stances = (
-        AnswerStance.objects.filter(episode__pair=pair, stance=AnswerStance.Stance.CANNOT)
-        .select_related("episode")
-        .annotate(
-            before_kind=Subquery(before.values("kind")[:1]),
-            before_summary=Subquery(before.values("summary")[:1]),
-        )
-        .order_by("-episode__occurred_at", "-episode__seq")[:REPORT_UNANSWERED_MAX]
+    """Answers the grounding tracker marked `cannot`, with the question that was asked."""
+    answers = (
+        answers_unanswerable(pair=pair)
+        .select_related("stance")
+        .order_by("-occurred_at", "-seq")[:REPORT_UNANSWERED_MAX]
     )
     return [
         ReportQuestion(
-            answer_episode_id=s.episode_id,
-            question=s.before_summary
-            if s.before_kind == Episode.Kind.QUESTION
-            else s.episode.summary,
-            asked_at=s.episode.occurred_at,
-            reported_at=s.reported_at,
+            answer_episode_id=a.pk,
+            question=a.question,
+            asked_at=a.occurred_at,
+            reported_at=a.stance.reported_at,
         )
-        for s in stances
+        for a in answers
     ]
 
 

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import F, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Case, F, Max, OuterRef, QuerySet, Subquery, When
 from django.db.models.expressions import RawSQL
 
 from memory.errors import NotFound
 from memory.hashing import HASHED_FIELDS, episode_hash
 from memory.models import (
     GENESIS_HASH,
+    AnswerStance,
     ChainVerification,
     Episode,
     Organization,
@@ -401,3 +402,31 @@ def citation_status_for(*, episodes: Iterable[Any]) -> dict[int, CitationStatus]
             else CitationStatus(CitationStatus.HOLDS)
         )
     return result
+
+
+def answers_unanswerable(*, pair: Pair, before: datetime | None = None):
+    """Answers the grounding tracker marked `cannot` (R-1.7), each annotated `question`.
+
+    The question is the student's question the answer replied to: the nearest question
+    or answer before it in the chain, when that is a question; otherwise (the question
+    was not logged) the answer's own summary stands for it.
+    """
+    previous = Episode.objects.filter(
+        pair=OuterRef("pair"),
+        kind__in=[Episode.Kind.QUESTION, Episode.Kind.ANSWER],
+        seq__lt=OuterRef("seq"),
+    ).order_by("-seq")
+    answers = Episode.objects.filter(
+        pair=pair, kind=Episode.Kind.ANSWER, stance__stance=AnswerStance.Stance.CANNOT
+    )
+    if before is not None:
+        answers = answers.filter(occurred_at__lt=before)
+    return answers.annotate(
+        previous_kind=Subquery(previous.values("kind")[:1]),
+        previous_summary=Subquery(previous.values("summary")[:1]),
+    ).annotate(
+        question=Case(
+            When(previous_kind=Episode.Kind.QUESTION, then=F("previous_summary")),
+            default=F("summary"),
+        )
+    )

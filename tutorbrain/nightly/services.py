@@ -34,8 +34,9 @@ from django.db.models.functions import Cast, Floor, Least
 
 from beliefs.routing import reads_like_utterance
 from beliefs.selectors import beliefs_due_for_decay, checks_unlinked
-from memory.models import AnswerStance, CitationCheck, Episode, Pair
+from memory.models import CitationCheck, Episode, Pair
 from memory.rules import CONCEPTS_MAX, SUMMARY_MAX_CHARS
+from memory.selectors import answers_unanswerable
 from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
 from tutorbrain.nightly.calibration import (
     Calibration,
@@ -356,23 +357,6 @@ def _citation_counts(*, pair: Pair) -> dict[str, int]:
     return {k: v or 0 for k, v in counted.items()}
 
 
-def unanswerable_answers(*, pair: Pair, end: dt.datetime):
-    """Answers the tutor later reported it could not give (AnswerStance "cannot")."""
-    question = (
-        Episode.objects.filter(
-            pair=OuterRef("pair"), kind=Episode.Kind.QUESTION, seq__lt=OuterRef("seq")
-        )
-        .order_by("-seq")
-        .values("summary")[:1]
-    )
-    return Episode.objects.filter(
-        pair=pair,
-        kind=Episode.Kind.ANSWER,
-        occurred_at__lt=end,
-        stance__stance=AnswerStance.Stance.CANNOT,
-    ).annotate(question=Subquery(question))
-
-
 @transaction.atomic
 def self_model_recompose(
     *, pair: Pair, day: dt.date, now: dt.datetime, run: NightlyRun | None = None
@@ -389,7 +373,7 @@ def self_model_recompose(
             :SELF_MODEL_EXAMPLES
         ]
     )
-    unanswerable = unanswerable_answers(pair=pair, end=end)
+    unanswerable = answers_unanswerable(pair=pair, before=end)
     unanswerable_examples = [
         {"answer_id": r["id"], "question": r["question"] or "", "answer": r["summary"]}
         for r in unanswerable.order_by("-occurred_at", "-pk").values("id", "question", "summary")[
