@@ -47,8 +47,6 @@ from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_z
 # same subject stay at or below 0.41.
 CONCEPT_ROUTE_MIN_SIMILARITY = 0.45
 CONCEPT_ROUTE_MAX = 2
-# "What did I get wrong?" puts these verdicts first in the assessment group, in this order.
-MISTAKE_ORDER = {"wrong": 0, "partial": 1}
 # The map lines the block may show (by centrality); the budget usually shows fewer.
 MAP_LINES_MAX = 24
 
@@ -467,12 +465,6 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     groups: dict[str, list[fmt.EpisodeLine]] = {}
     for c in candidates:
         groups.setdefault(c.group, []).append(lines_by_id[c.id])
-    if mode == "history" and "assessment" in groups and asks_about_mistakes(message):
-        # "What did I get wrong?": wrong, then partial results lead their group (stable,
-        # so rank still orders within each verdict), even an old miss since corrected.
-        groups["assessment"].sort(
-            key=lambda line: MISTAKE_ORDER.get(line.verdict, len(MISTAKE_ORDER))
-        )
     has_history = pair is not None and pair.head_seq > 0
     parts = fmt.BlockParts(
         mode=mode,

@@ -398,6 +398,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     ),
     collapsed AS (
         SELECT scored.*,
+               -- "What did I get wrong?": wrong, then partial results come first.
+               CASE WHEN NOT %(misses_first)s THEN 0
+                    WHEN verdict = 'wrong' THEN 0 WHEN verdict = 'partial' THEN 1
+                    ELSE 2 END AS miss_rank,
                -- Byte order ("C") groups identical summaries as well as the locale's
                -- order would, without its cost.
                count(*) OVER same_text - 1 AS repeats,
@@ -412,8 +416,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                    PARTITION BY CASE WHEN kind IN ('check', 'quiz') THEN 'assessment'
                                      WHEN kind IN ('question', 'answer') THEN 'conversation'
                                      ELSE 'other' END
-                   ORDER BY (%(misses_first)s AND verdict IN ('wrong', 'partial')) DESC,
-                            score DESC, occurred_at DESC, id DESC) AS group_rank
+                   ORDER BY miss_rank, score DESC, occurred_at DESC, id DESC) AS group_rank
         FROM collapsed WHERE copy_rank = 1
     )
     SELECT g.id, g.kind, g.summary, g.occurred_at, g.salience, g.verdict,
@@ -424,11 +427,11 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
            g.recency, g.score, g.repeats
     FROM (
         SELECT * FROM grouped WHERE group_rank <= %(per_group)s
-        ORDER BY score DESC, occurred_at DESC, id DESC
+        ORDER BY miss_rank, score DESC, occurred_at DESC, id DESC
         LIMIT %(rows)s
     ) g
     JOIN memory_episode e ON e.id = g.id
-    ORDER BY g.score DESC, g.occurred_at DESC, g.id DESC
+    ORDER BY g.miss_rank, g.score DESC, g.occurred_at DESC, g.id DESC
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
