@@ -196,3 +196,17 @@ def _stemmer(code: str):
 
 def stem(word: str, code: str) -> str:
     return _stemmer(code).stemWord(word)
+
+
+# ---- Which language a message is in ---------------------------------------------------------
+
+
+def detect(text: str, *, fallback: str) -> str:
+    """en/es/pt/fr/ar for `text`, or `fallback` (the student's language) when unsure.
+
+    See `tutorbrain.language.detection` for how; imported lazily because it reads this
+    module's data.
+    """
+    from tutorbrain.language.detection import detect as _detect
+
+    return _detect(text, fallback=fallback)

@@ -260,4 +260,12 @@ DATA = {
         "لا توجد بيانات",
         "لا توجد نتائج",
     ],
+    # Language detection (tutorbrain.language.detection): Arabic is told by its script.
+    "detection_script_ranges": [
+        ("\u0600", "\u06ff"),
+        ("\u0750", "\u077f"),
+        ("\u08a0", "\u08ff"),
+        ("\ufb50", "\ufdff"),
+        ("\ufe70", "\ufeff"),
+    ],
 }
