@@ -107,6 +107,7 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
         "subject",
         "claim",
         "confidence",
+        "p_right",
         "reason",
         "needs_confirmation",
         "check_count",

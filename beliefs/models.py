@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import RangeOperators
 from django.db import models
-from django.db.models import Deferrable, Q
+from django.db.models import Deferrable, F, Q
 
 from concepts.models import Concept
 from memory.immutability import AppendOnlyModel, ImmutableRecordError
@@ -60,7 +60,19 @@ class Belief(models.Model):
     pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="beliefs")
     concept = models.ForeignKey(Concept, on_delete=models.PROTECT, related_name="beliefs")
     claim = models.CharField(max_length=12, choices=Claim.choices)
+    # The number shown beside the claim: p_right for understands, 1 − p_right for struggles.
     confidence = models.FloatField()
+    # The predicted probability of a right answer on the next check of this concept
+    # (R-4.1). Null only on rows written before it existed (migration 0005 re-derived
+    # every current belief, so current rows have it).
+    p_right = models.FloatField(null=True, blank=True)
+    # The prior it leaned on: the concept's accuracy over the subject's other students
+    # (its mean) and how many checks that prior was worth (its strength).
+    prior_right = models.FloatField(null=True, blank=True)
+    prior_strength = models.FloatField(null=True, blank=True)
+    # Checks behind the row counted right (a partial is half), unweighted: the other
+    # students' priors are computed from these and `check_count`.
+    right_count = models.FloatField(null=True, blank=True)
     reason = models.CharField(max_length=12, choices=Reason.choices)
     # A decayed belief waits for the next check to confirm it (R-7.2).
     needs_confirmation = models.BooleanField(default=False)
@@ -92,6 +104,20 @@ class Belief(models.Model):
                 condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="belief_confidence_0_1"
             ),
             models.CheckConstraint(
+                condition=Q(p_right__isnull=True) | (Q(p_right__gte=0) & Q(p_right__lte=1)),
+                name="belief_p_right_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(prior_right__isnull=True)
+                | (Q(prior_right__gte=0) & Q(prior_right__lte=1)),
+                name="belief_prior_right_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(right_count__isnull=True)
+                | (Q(right_count__gte=0) & Q(right_count__lte=F("check_count"))),
+                name="belief_right_count_within_checks",
+            ),
+            models.CheckConstraint(
                 condition=Q(claim__in=["understands", "struggles"]), name="belief_claim_valid"
             ),
             models.CheckConstraint(
@@ -108,6 +134,12 @@ class Belief(models.Model):
                 fields=["pair", "concept"],
                 condition=Q(superseded_by__isnull=True),
                 name="belief_current_pair_idx",
+            ),
+            # The priors: current beliefs of a concept over the subject's students.
+            models.Index(
+                fields=["concept"],
+                condition=Q(superseded_by__isnull=True),
+                name="belief_current_concept_idx",
             ),
             # Nightly decay: current beliefs untouched for 45 days.
             models.Index(
@@ -134,7 +166,8 @@ class Belief(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_claim_display()} {self.concept} ({self.confidence:.2f})"
+        p = f", p_right {self.p_right:.2f}" if self.p_right is not None else ""
+        return f"{self.get_claim_display()} {self.concept} ({self.confidence:.2f}{p})"
 
     def save(self, *args, **kwargs):
         """Insert a new row; on an existing row only set `superseded_by`, once."""

@@ -1,53 +1,73 @@
 """The rules that turn checks into beliefs (R-4), as named constants and pure functions.
 
-Why a Beta posterior with a recency weight (docs/beliefs.md has the longer version):
+A belief's number is `p_right`: the predicted probability that the student answers the
+next check on the concept right (SPEC R-4.1). docs/beliefs.md has the longer version and
+the measurements behind every constant; in short:
 
-* A check is a yes/no observation of "does the student get this concept right?". The Beta
-  distribution is the conjugate posterior of exactly that, so the rule is a sum of counts
-  anyone can recompute by hand from the listed checks: no fitted parameter, no model.
-* A uniform prior Beta(1, 1) means one check is never certainty: one right answer gives
-  "understands, 0.75", not 1.0.
-* Students learn (and forget), so an old check should count less than a recent one. Each
-  check's weight halves every `RECENCY_HALF_LIFE_DAYS` *counted back from the newest check
-  of the concept* (not from the wall clock): the belief depends only on the logged checks,
-  so a replay (R-4.5) reproduces it exactly. Time passing without checks is handled
-  separately by decay (R-7.2), which is a supersession with its own reason.
-* The confidence is the posterior probability that the claim is true: for "understands",
-  P(p > 0.5); for "struggles", P(p <= 0.5). That is what the block's "confidence 0-1" line
-  promises, and it is 0.5 exactly when the evidence is balanced.
+* **Empirical Bayes.** `p_right` is the mean of a Beta posterior whose prior is the
+  concept's accuracy over the subject's *other* students (what the concept's difficulty
+  looks like here), shrunk towards the subject's overall rate while few students have
+  data. A student with one right answer on a hard concept is not "1.0": they lean on
+  what the others show. The prior's strength (how many checks the prior is worth) is
+  estimated from the same rows by the method of moments of the beta-binomial (how much
+  students really differ on a concept, beyond the noise of few checks), within bounds.
+* **Recency.** Students learn and forget: a check's weight halves every
+  `RECENCY_HALF_LIFE_DAYS`, counted back from the concept's newest check (not the wall
+  clock, so a replay reproduces the belief exactly).
+* **Sessions.** Checks less than `SESSION_GAP_MINUTES` apart form one session and all
+  weigh as the session's last check: the order of checks minutes apart cannot matter.
+* **Partial = half right**, as everywhere in the product (calibration too).
+* **The claim follows from `p_right`**: understands above `UNDERSTANDS_ABOVE`, struggles
+  otherwise; the confidence shown is `p_right` for understands, `1 − p_right` for
+  struggles.
+* **Decay** moves `p_right` `DECAY_SHARE` of the way back to the concept's prior: never
+  past it, and never across the claim threshold (less certain, not the opposite claim).
+
+A predicted mastery the tutor sends with a check is not an input here: it is evidence
+for calibration (R-7.3), where the beliefs' own `p_right` is measured too.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 # Recorded on every re-derivation so a reader knows which rules produced a belief.
-RULES_VERSION = "beta-recency-1"
+RULES_VERSION = "eb-beta-2"
 
-# Uniform prior over the chance of a right answer.
-PRIOR_RIGHT = 1.0
-PRIOR_WRONG = 1.0
-# What one check adds to (right, wrong). A partial answer is half of each.
-VERDICT_WEIGHTS: dict[str, tuple[float, float]] = {
-    "right": (1.0, 0.0),
-    "partial": (0.5, 0.5),
-    "wrong": (0.0, 1.0),
-}
+# A verdict as an outcome: a partial answer is half right.
+VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
 # A check this many days older than the newest check of the concept counts half.
 RECENCY_HALF_LIFE_DAYS = 30.0
-# "understands" when the posterior mean chance of a right answer is above this.
+# Checks closer than this to the previous one are one session and weigh the same.
+SESSION_GAP_MINUTES = 60.0
+# "understands" when p_right (rounded) is above this; "struggles" otherwise.
 UNDERSTANDS_ABOVE = 0.5
-# Confidence is stored and compared at this precision: a change smaller than this is
-# not a change of mind, so it does not supersede the belief (R-4.2).
+# p_right and confidence are stored and compared at this precision: a change smaller
+# than this is not a change of mind, so it does not supersede the belief (R-4.2).
 CONFIDENCE_DECIMALS = 2
 
-# Decay (R-7.2): a belief untouched this long loses this share of its confidence, once,
-# and waits for the next check to confirm it.
+# --- The prior (empirical Bayes) ------------------------------------------------------
+# With no other student's data at all, the prior is this rate...
+SUBJECT_RATE_DEFAULT = 0.5
+# ... and the subject's observed rate is shrunk towards it by this many pseudo-checks.
+SUBJECT_RATE_PSEUDO_CHECKS = 10.0
+# A concept's accuracy over other students is shrunk towards the subject's rate by this
+# many pseudo-students: with one other student the prior is mostly the subject's rate.
+CONCEPT_PRIOR_PSEUDO_STUDENTS = 3.0
+# How many checks the prior is worth. Estimated from data (method of moments) when at
+# least PRIOR_STRENGTH_MIN_STUDENTS other students have checks on the subject's
+# concepts, kept within [MIN, MAX]; this default otherwise.
+PRIOR_STRENGTH_DEFAULT = 4.0
+PRIOR_STRENGTH_MIN = 2.0
+PRIOR_STRENGTH_MAX = 30.0
+PRIOR_STRENGTH_MIN_STUDENTS = 20
+
+# Decay (R-7.2): a belief untouched this long moves this share of the way back to the
+# concept's prior, once, and waits for the next check to confirm it.
 BELIEF_DECAY_AFTER_DAYS = 45
-BELIEF_DECAY_FACTOR = 0.85
+DECAY_SHARE = 0.15
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -62,49 +82,115 @@ class CheckPoint:
 
 
 @dataclass(frozen=True)
+class Prior:
+    """What the subject's other students show on a concept, as a Beta prior."""
+
+    mean: float
+    strength: float
+
+
+DEFAULT_PRIOR = Prior(mean=SUBJECT_RATE_DEFAULT, strength=PRIOR_STRENGTH_DEFAULT)
+
+
+@dataclass(frozen=True)
 class Derived:
     claim: str  # Belief.Claim value
     confidence: float
-    right_weight: float
-    wrong_weight: float
+    p_right: float
+    prior: Prior
+    right_count: float  # unweighted: right 1, partial ½
+    check_count: int
+
+
+def round_probability(value: float) -> float:
+    return round(min(max(value, 0.0), 1.0), CONFIDENCE_DECIMALS)
+
+
+# Kept under its old name: confidence is stored at the same precision.
+round_confidence = round_probability
+
+
+def claim_of(p_right: float) -> str:
+    return "understands" if round_probability(p_right) > UNDERSTANDS_ABOVE else "struggles"
+
+
+def confidence_of(claim: str, p_right: float) -> float:
+    """The number shown beside a claim: p_right for understands, 1 − p_right for struggles."""
+    p = round_probability(p_right)
+    return p if claim == "understands" else round_probability(1.0 - p)
+
+
+def p_right_of(claim: str, confidence: float) -> float:
+    """The inverse of confidence_of (for rows written with a claim and a confidence only)."""
+    return round_probability(confidence if claim == "understands" else 1.0 - confidence)
 
 
 def recency_weight(age_days: float) -> float:
     return 0.5 ** (max(age_days, 0.0) / RECENCY_HALF_LIFE_DAYS)
 
 
-def round_confidence(value: float) -> float:
-    return round(min(max(value, 0.0), 1.0), CONFIDENCE_DECIMALS)
+def session_times(points: Sequence[CheckPoint]) -> dict[int, datetime]:
+    """Each check's session time: the last check of its run of checks less than
+    SESSION_GAP_MINUTES apart. Depends only on the set of times, not on their order."""
+    gap = timedelta(minutes=SESSION_GAP_MINUTES)
+    ordered = sorted(points, key=lambda p: (p.occurred_at, p.episode_id))
+    out: dict[int, datetime] = {}
+    session: list[CheckPoint] = []
+    for point in ordered:
+        if session and point.occurred_at - session[-1].occurred_at >= gap:
+            for member in session:
+                out[member.episode_id] = session[-1].occurred_at
+            session = []
+        session.append(point)
+    for member in session:
+        out[member.episode_id] = session[-1].occurred_at
+    return out
 
 
-def derive(points: Sequence[CheckPoint]) -> Derived:
-    """The claim and confidence that a concept's checks support (order does not matter)."""
+def posterior_p_right(points: Sequence[CheckPoint], prior: Prior) -> float:
+    """Beta posterior mean of a right answer: prior pseudo-checks plus weighted outcomes."""
+    sessions = session_times(points)
+    newest = max(sessions.values())
+    right, total = prior.strength * prior.mean, prior.strength
+    for point in points:
+        age = (newest - sessions[point.episode_id]).total_seconds() / SECONDS_PER_DAY
+        weight = recency_weight(age)
+        right += weight * VERDICT_OUTCOME[point.verdict]
+        total += weight
+    return right / total
+
+
+def derive(points: Sequence[CheckPoint], prior: Prior = DEFAULT_PRIOR) -> Derived:
+    """The belief a concept's checks support, given the concept's prior.
+
+    Order does not matter (a sum over checks), nor does the order of checks within a
+    session (they share one weight).
+    """
     if not points:
         raise ValueError("a belief needs at least one check")
-    newest = max(p.occurred_at for p in points)
-    right, wrong = PRIOR_RIGHT, PRIOR_WRONG
-    for point in points:
-        weight = recency_weight((newest - point.occurred_at).total_seconds() / SECONDS_PER_DAY)
-        add_right, add_wrong = VERDICT_WEIGHTS[point.verdict]
-        right += weight * add_right
-        wrong += weight * add_wrong
-    mean = right / (right + wrong)
-    # P(p <= 0.5) under Beta(right, wrong).
-    below = regularized_incomplete_beta(UNDERSTANDS_ABOVE, right, wrong)
-    if mean > UNDERSTANDS_ABOVE:
-        claim, confidence = "understands", 1.0 - below
-    else:
-        claim, confidence = "struggles", below
+    p_right = round_probability(posterior_p_right(points, prior))
+    claim = claim_of(p_right)
     return Derived(
         claim=claim,
-        confidence=round_confidence(confidence),
-        right_weight=right - PRIOR_RIGHT,
-        wrong_weight=wrong - PRIOR_WRONG,
+        confidence=confidence_of(claim, p_right),
+        p_right=p_right,
+        prior=prior,
+        right_count=sum(VERDICT_OUTCOME[p.verdict] for p in points),
+        check_count=len(points),
     )
 
 
-def decayed(confidence: float) -> float:
-    return round_confidence(confidence * BELIEF_DECAY_FACTOR)
+def decayed_p_right(*, p_right: float, prior_mean: float, claim: str) -> float:
+    """R-7.2: DECAY_SHARE of the way back to the prior, never past it, never flipping.
+
+    Moving a share of the distance cannot pass the prior; the claim is kept by holding
+    p_right on its side of the threshold (a belief just above it stays just above).
+    """
+    moved = round_probability(p_right + DECAY_SHARE * (prior_mean - p_right))
+    if claim == "understands":
+        lowest = round_probability(UNDERSTANDS_ABOVE + 10**-CONFIDENCE_DECIMALS)
+        return max(moved, min(lowest, round_probability(p_right)))
+    return min(moved, max(round_probability(UNDERSTANDS_ABOVE), round_probability(p_right)))
 
 
 def is_untouched(*, last_evidence_at: datetime | None, now: datetime) -> bool:
@@ -113,50 +199,89 @@ def is_untouched(*, last_evidence_at: datetime | None, now: datetime) -> bool:
     return (now - last_evidence_at).total_seconds() >= BELIEF_DECAY_AFTER_DAYS * SECONDS_PER_DAY
 
 
-# --- The regularized incomplete beta function I_x(a, b) -------------------------------
-# Continued fraction (modified Lentz), as in Numerical Recipes §6.4. Written here rather
-# than adding scipy for one function; tests pin it against closed forms.
-
-_CF_MAX_ITERATIONS = 300
-_CF_EPSILON = 3e-14
-_CF_TINY = 1e-300
+# --- The prior from the other students' rows (empirical Bayes) -------------------------
 
 
-def _beta_continued_fraction(x: float, a: float, b: float) -> float:
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > _CF_TINY else _CF_TINY)
-    h = d
-    for m in range(1, _CF_MAX_ITERATIONS + 1):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _CF_TINY else _CF_TINY)
-        c = 1.0 + aa / c
-        c = c if abs(c) > _CF_TINY else _CF_TINY
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _CF_TINY else _CF_TINY)
-        c = 1.0 + aa / c
-        c = c if abs(c) > _CF_TINY else _CF_TINY
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < _CF_EPSILON:
-            break
-    return h
+@dataclass(frozen=True)
+class ConceptStats:
+    """Sums over the current beliefs of the subject's other students on one concept.
+
+    Per student i: n_i checks, s_i right (partial ½), x_i = s_i / n_i.
+    """
+
+    students: int
+    checks: float  # Σ n_i
+    right: float  # Σ s_i
+    sum_x: float  # Σ x_i
+    sum_x2: float  # Σ x_i²
+    sum_inv_n: float  # Σ 1 / n_i
 
 
-def regularized_incomplete_beta(x: float, a: float, b: float) -> float:
-    """I_x(a, b) = P(X <= x) for X ~ Beta(a, b), a, b > 0."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+def subject_rate(stats: Mapping[int, ConceptStats]) -> float:
+    checks = sum(s.checks for s in stats.values())
+    right = sum(s.right for s in stats.values())
+    return (right + SUBJECT_RATE_PSEUDO_CHECKS * SUBJECT_RATE_DEFAULT) / (
+        checks + SUBJECT_RATE_PSEUDO_CHECKS
     )
-    front = math.exp(log_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_continued_fraction(x, a, b) / a
-    return 1.0 - front * _beta_continued_fraction(1.0 - x, b, a) / b
+
+
+def concept_mean(stats: ConceptStats | None, rate: float) -> float:
+    """The concept's mean student accuracy, shrunk towards the subject's rate."""
+    if stats is None or stats.students == 0:
+        return rate
+    return (stats.sum_x + CONCEPT_PRIOR_PSEUDO_STUDENTS * rate) / (
+        stats.students + CONCEPT_PRIOR_PSEUDO_STUDENTS
+    )
+
+
+def prior_strength(stats: Mapping[int, ConceptStats]) -> float:
+    """Method of moments for the beta-binomial, pooled over the subject's concepts.
+
+    For a student with n checks and true rate θ ~ Beta(mean m, strength κ), the observed
+    x = s/n has E(x − m)² = m(1−m)/n + (1 − 1/n)·m(1−m)/(κ+1). Summing over students
+    and solving for ρ = 1/(κ+1) gives how much students really differ on a concept
+    beyond the noise of few checks; concepts are pooled so that one odd concept does
+    not decide. κ = 1/ρ − 1, within [PRIOR_STRENGTH_MIN, PRIOR_STRENGTH_MAX].
+    """
+    students = sum(s.students for s in stats.values())
+    if students < PRIOR_STRENGTH_MIN_STUDENTS:
+        return PRIOR_STRENGTH_DEFAULT
+    excess = spread = 0.0
+    for s in stats.values():
+        if s.students < 2:
+            continue
+        m = s.sum_x / s.students
+        base = m * (1.0 - m)
+        if base <= 0.0:
+            continue
+        squares = s.sum_x2 - 2.0 * m * s.sum_x + s.students * m * m
+        excess += squares - base * s.sum_inv_n
+        spread += base * (s.students - s.sum_inv_n)
+    if spread <= 0.0 or excess <= 0.0:
+        return PRIOR_STRENGTH_MAX
+    rho = excess / spread
+    if rho >= 1.0:
+        return PRIOR_STRENGTH_MIN
+    return min(max(1.0 / rho - 1.0, PRIOR_STRENGTH_MIN), PRIOR_STRENGTH_MAX)
+
+
+@dataclass(frozen=True)
+class PriorTable:
+    """The priors of a subject's concepts; a concept nobody else has data on gets the
+    subject's rate."""
+
+    rate: float
+    strength: float
+    means: Mapping[int, float]
+
+    def for_concept(self, concept_id: int) -> Prior:
+        return Prior(mean=self.means.get(concept_id, self.rate), strength=self.strength)
+
+
+def priors_from_stats(stats: Mapping[int, ConceptStats]) -> PriorTable:
+    rate = subject_rate(stats)
+    return PriorTable(
+        rate=rate,
+        strength=prior_strength(stats),
+        means={cid: concept_mean(s, rate) for cid, s in stats.items()},
+    )

@@ -6,7 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, Max, OuterRef, Prefetch, Q, Subquery
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    FloatField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Cast
 
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
@@ -32,6 +45,48 @@ def beliefs_current(*, pair: Pair) -> list[Belief]:
         .select_related("concept")
         .order_by("claim", "-confidence", "concept__name")
     )
+
+
+def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> rules.PriorTable:
+    """The empirical-Bayes prior of concepts of a subject (beliefs.rules.priors_from_stats).
+
+    From the current beliefs of the subject's students other than `exclude_pair_id` (a
+    student's own checks are their evidence, not their prior): one aggregate query,
+    grouped by concept, over every concept of the subject (the prior strength and the
+    subject's rate are pooled over all of them). Rows written before `right_count`
+    existed are not counted.
+    """
+    n = Cast("check_count", FloatField())
+    x = F("right_count") / n
+    qs = Belief.objects.current().filter(
+        pair__subject_id=subject_id, right_count__isnull=False, check_count__gt=0
+    )
+    if exclude_pair_id is not None:
+        qs = qs.exclude(pair_id=exclude_pair_id)
+    rows = (
+        qs.values("concept_id")
+        .annotate(
+            students=Count("pk"),
+            checks=Sum(n),
+            right=Sum("right_count"),
+            sum_x=Sum(x),
+            sum_x2=Sum(x * x),
+            sum_inv_n=Sum(Value(1.0) / n),
+        )
+        .order_by()
+    )
+    stats = {
+        r["concept_id"]: rules.ConceptStats(
+            students=r["students"],
+            checks=r["checks"],
+            right=r["right"],
+            sum_x=r["sum_x"],
+            sum_x2=r["sum_x2"],
+            sum_inv_n=r["sum_inv_n"],
+        )
+        for r in rows
+    }
+    return rules.priors_from_stats(stats)
 
 
 def belief_chain(*, belief: Belief) -> list[Belief]:
@@ -171,6 +226,9 @@ class ReportBelief:
     claim: str
     claim_label: str
     confidence: float
+    # The predicted probability of a right answer on the next check (R-4.1); None only
+    # for a row written before it existed.
+    p_right: float | None
     needs_confirmation: bool
     checks: int
     last_check_at: datetime | None
@@ -186,8 +244,10 @@ class ReportChange:
     reason_label: str
     before_claim: str
     before_confidence: float
+    before_p_right: float | None
     after_claim: str
     after_confidence: float
+    after_p_right: float | None
     new_evidence_episode_ids: list[int]
     sentence: str
 
@@ -250,8 +310,13 @@ def _change_sentence(before: Belief, after: Belief) -> str:
     if after.reason == Belief.Reason.RETIREMENT:
         return f"Retired “{old}” before a re-derivation."
     if after.reason == Belief.Reason.DECAY:
+        towards = (
+            f" (p_right moved towards the concept's prior {after.prior_right:.2f})"
+            if after.prior_right is not None
+            else ""
+        )
         return (
-            f"“{old}” decayed to {after.confidence:.2f}: no check for "
+            f"“{old}” decayed to {after.confidence:.2f}{towards}: no check for "
             f"{rules.BELIEF_DECAY_AFTER_DAYS} days; the next check confirms it."
         )
     if after.reason == Belief.Reason.REDERIVATION:
@@ -301,6 +366,7 @@ def pair_report(*, pair: Pair) -> PairReport:
             claim=b.claim,
             claim_label=_claim_text(b.claim),
             confidence=b.confidence,
+            p_right=b.p_right,
             needs_confirmation=b.needs_confirmation,
             checks=b.check_count,
             last_check_at=b.last_evidence_at,
@@ -391,8 +457,10 @@ def _report_changes(pair: Pair) -> list[ReportChange]:
                 reason_label=row.get_reason_display(),
                 before_claim=before.claim,
                 before_confidence=before.confidence,
+                before_p_right=before.p_right,
                 after_claim=row.claim,
                 after_confidence=row.confidence,
+                after_p_right=row.p_right,
                 new_evidence_episode_ids=new_ids,
                 sentence=_change_sentence(before, row),
             )

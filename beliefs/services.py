@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
@@ -20,6 +20,7 @@ from django.utils import timezone
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
 from beliefs.routing import ConceptRouter, Route
+from beliefs.selectors import concept_priors
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
@@ -86,6 +87,9 @@ def _write_successor(
     evidence_ids: Sequence[int],
     last_evidence_at: datetime | None,
     needs_confirmation: bool = False,
+    p_right: float | None = None,
+    prior: rules.Prior | None = None,
+    right_count: float | None = None,
 ) -> Belief:
     if head is not None and head.superseded_by_id is not None:
         raise RuntimeError(f"belief {head.pk} is already superseded by {head.superseded_by_id}")
@@ -94,6 +98,10 @@ def _write_successor(
         concept_id=concept_id,
         claim=claim,
         confidence=rules.round_confidence(confidence),
+        p_right=None if p_right is None else rules.round_probability(p_right),
+        prior_right=None if prior is None else prior.mean,
+        prior_strength=None if prior is None else prior.strength,
+        right_count=right_count,
         reason=reason,
         needs_confirmation=needs_confirmation,
         check_count=len(evidence_ids),
@@ -108,6 +116,49 @@ def _write_successor(
         head.superseded_by = row
         head.save()
     return row
+
+
+def _write_derived(
+    *,
+    head: Belief | None,
+    pair_id: int,
+    concept_id: int,
+    derived: rules.Derived,
+    reason: str,
+    now: datetime,
+    evidence_ids: Sequence[int],
+    last_evidence_at: datetime,
+    needs_confirmation: bool = False,
+) -> Belief:
+    return _write_successor(
+        head=head,
+        pair_id=pair_id,
+        concept_id=concept_id,
+        claim=derived.claim,
+        confidence=derived.confidence,
+        p_right=derived.p_right,
+        prior=derived.prior,
+        right_count=derived.right_count,
+        reason=reason,
+        now=now,
+        evidence_ids=evidence_ids,
+        last_evidence_at=last_evidence_at,
+        needs_confirmation=needs_confirmation,
+    )
+
+
+def _prior_of(head: Belief) -> rules.Prior | None:
+    if head.prior_right is None or head.prior_strength is None:
+        return None
+    return rules.Prior(mean=head.prior_right, strength=head.prior_strength)
+
+
+def _evidence_ids(belief: Belief) -> list[int]:
+    return list(
+        BeliefEvidence.objects.filter(belief=belief)
+        .order_by("episode__seq")
+        .values_list("episode_id", flat=True)
+    )
 
 
 def _evidence_points(belief: Belief) -> list[rules.CheckPoint]:
@@ -135,11 +186,15 @@ def belief_supersede(
     evidence_ids: Sequence[int] | None = None,
     needs_confirmation: bool = False,
     last_evidence_at: datetime | None = None,
+    p_right: float | None = None,
+    prior: rules.Prior | None = None,
 ) -> Belief:
     """Replace `belief` with a new row; the old row stays as it was and points to it.
 
     `evidence_ids` defaults to the old row's evidence (a decay or a correction keeps the
-    episodes behind the belief). Refused if `belief` is no longer the head of its chain.
+    episodes behind the belief). `p_right` defaults to what the claim and confidence
+    say (confidence for understands, 1 − confidence for struggles); `prior` and the
+    counts default to the old row's. Refused if `belief` is no longer the head of its chain.
     """
     if claim not in Belief.Claim.values:
         raise InvalidInput("claim", f"must be one of {', '.join(Belief.Claim.values)}")
@@ -147,6 +202,10 @@ def belief_supersede(
         raise InvalidInput("reason", f"must be one of {', '.join(Belief.Reason.values)}")
     if not 0.0 <= confidence <= 1.0:
         raise InvalidInput("confidence", "must be between 0 and 1")
+    if p_right is None:
+        p_right = rules.p_right_of(claim, confidence)
+    elif not 0.0 <= p_right <= 1.0:
+        raise InvalidInput("p_right", "must be between 0 and 1")
     _wait_for_pair_lock(belief.pair_id)
     head = Belief.objects.select_for_update().get(pk=belief.pk)
     if head.superseded_by_id is not None:
@@ -154,17 +213,16 @@ def belief_supersede(
             "belief", f"belief {head.pk} is already superseded by belief {head.superseded_by_id}"
         )
     if evidence_ids is None:
-        evidence_ids = list(
-            BeliefEvidence.objects.filter(belief=head)
-            .order_by("episode__seq")
-            .values_list("episode_id", flat=True)
-        )
+        evidence_ids = _evidence_ids(head)
     new = _write_successor(
         head=head,
         pair_id=head.pair_id,
         concept_id=head.concept_id,
         claim=claim,
         confidence=confidence,
+        p_right=p_right,
+        prior=prior if prior is not None else _prior_of(head),
+        right_count=head.right_count if list(evidence_ids) == _evidence_ids(head) else None,
         reason=reason,
         now=now,
         evidence_ids=evidence_ids,
@@ -180,17 +238,34 @@ def belief_supersede(
 
 @transaction.atomic
 def belief_decay(*, belief: Belief, now: datetime) -> Belief:
-    """R-7.2: the belief loses 15 % of its confidence and waits for the next check.
+    """R-7.2: p_right moves 15 % of the way back to the concept's prior; the belief waits
+    for the next check.
 
-    A new row with reason `decay`, the same claim and evidence, `needs_confirmation` set.
-    Decaying a row that is not current is refused (the nightly cycle reads current rows).
+    The prior is the concept's as of now (the other students' current beliefs), so a
+    belief formed when few students had data decays towards what the subject shows
+    today. Never past the prior, never a flipped claim (beliefs.rules.decayed_p_right).
+    A new row with reason `decay`, the same claim and evidence, `needs_confirmation`
+    set. Decaying a row that is not current is refused (the nightly cycle reads current
+    rows).
     """
     if belief.reason == Belief.Reason.RETIREMENT:
         raise InvalidInput("belief", f"belief {belief.pk} is retired: nothing to decay")
+    subject_id = Pair.objects.values_list("subject_id", flat=True).get(pk=belief.pair_id)
+    prior = concept_priors(subject_id=subject_id, exclude_pair_id=belief.pair_id).for_concept(
+        belief.concept_id
+    )
+    p_right = (
+        belief.p_right
+        if belief.p_right is not None
+        else rules.p_right_of(belief.claim, belief.confidence)
+    )
+    decayed = rules.decayed_p_right(p_right=p_right, prior_mean=prior.mean, claim=belief.claim)
     return belief_supersede(
         belief=belief,
         claim=belief.claim,
-        confidence=rules.decayed(belief.confidence),
+        confidence=rules.confidence_of(belief.claim, decayed),
+        p_right=decayed,
+        prior=prior,
         reason=Belief.Reason.DECAY,
         now=now,
         needs_confirmation=True,
@@ -242,6 +317,7 @@ def beliefs_derive_from_checks(
         .order_by("seq")
     )
     router = ConceptRouter(pair.subject)
+    priors: rules.PriorTable | None = None
     heads: dict[int, Belief | None] = {}
     points: dict[int, list[rules.CheckPoint]] = {}
     for episode in checks:
@@ -271,24 +347,25 @@ def beliefs_derive_from_checks(
                 episode_id=episode.pk, occurred_at=episode.occurred_at, verdict=episode.verdict
             )
         )
-        derived = rules.derive(known)
+        if priors is None:
+            priors = concept_priors(subject_id=pair.subject_id, exclude_pair_id=pair.pk)
+        derived = rules.derive(known, priors.for_concept(concept.pk))
         unchanged = (
             head is not None
             and head.is_current
             and not head.needs_confirmation
             and head.claim == derived.claim
-            and rules.round_confidence(head.confidence) == derived.confidence
+            and head.p_right == derived.p_right
         )
         if unchanged and head is not None:
             BeliefEvidence.objects.create(belief=head, episode=episode)
             result.confirmed_without_change += 1
         else:
-            written = _write_successor(
+            written = _write_derived(
                 head=head,
                 pair_id=pair.pk,
                 concept_id=concept.pk,
-                claim=derived.claim,
-                confidence=derived.confidence,
+                derived=derived,
                 reason=Belief.Reason.EVIDENCE,
                 now=now,
                 evidence_ids=[p.episode_id for p in known],
@@ -353,9 +430,14 @@ def beliefs_rederive(
     holds its lock. Every current row gets a `retirement` successor; then the checks are
     replayed in chain order under today's rules (routing against today's map), and each
     routed concept gets one row with reason `rederivation`, superseding its retirement
-    row. A belief whose newest check is older than the decay age is derived already
-    decayed (waiting for confirmation), as the nightly cycle would have left it. Reads
-    episodes, never writes one.
+    row, with the concepts' priors as they are now.
+
+    Decay is replayed on the history's own time line (R-7.2): a concept whose newest
+    check is at least the decay age older than the pair's newest check (the student
+    went on, this concept was left) is derived decayed, waiting for confirmation. A
+    history that simply ends (an imported year-old log, a student who stopped coming) is
+    not decayed as of today: from here on that is the nightly cycle's job, one decay per
+    belief, as for any belief. Reads episodes, never writes one.
     """
     now = now or timezone.now()
     if not Pair.objects.filter(pk=pair.pk).exists():
@@ -394,8 +476,11 @@ def beliefs_rederive(
     points: dict[int, list[rules.CheckPoint]] = {}
     concepts: dict[int, Concept] = {}
     replayed = linked = 0
+    newest_check: datetime | None = None
     for episode in checks.only("pk", "topic", "verdict", "occurred_at", "evidence").iterator():
         replayed += 1
+        if newest_check is None or episode.occurred_at > newest_check:
+            newest_check = episode.occurred_at
         routing = router.route(
             topic=episode.topic, assessment=str(episode.evidence.get("assessment", ""))
         )
@@ -412,16 +497,26 @@ def beliefs_rederive(
             _confirm_concept(concepts[routing.concept.pk], now)
 
     derived_count = 0
+    priors = concept_priors(subject_id=pair.subject_id, exclude_pair_id=pair.pk)
+    # The end of the history's own time line: its newest check (never later than now).
+    horizon = min(newest_check or now, now)
     for concept_id, concept_points in points.items():
-        derived = rules.derive(concept_points)
+        prior = priors.for_concept(concept_id)
+        derived = rules.derive(concept_points, prior)
         last = max(p.occurred_at for p in concept_points)
-        untouched = rules.is_untouched(last_evidence_at=last, now=now)
-        _write_successor(
+        untouched = rules.is_untouched(last_evidence_at=last, now=horizon)
+        if untouched:
+            p_right = rules.decayed_p_right(
+                p_right=derived.p_right, prior_mean=prior.mean, claim=derived.claim
+            )
+            derived = replace(
+                derived, p_right=p_right, confidence=rules.confidence_of(derived.claim, p_right)
+            )
+        _write_derived(
             head=head_by_concept.get(concept_id),
             pair_id=pair.pk,
             concept_id=concept_id,
-            claim=derived.claim,
-            confidence=rules.decayed(derived.confidence) if untouched else derived.confidence,
+            derived=derived,
             reason=Belief.Reason.REDERIVATION,
             now=now,
             evidence_ids=[p.episode_id for p in concept_points],

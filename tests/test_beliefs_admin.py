@@ -56,9 +56,11 @@ def test_the_timeline_shows_every_row_of_a_three_step_chain_in_order(
     assert shown == [first.pk, middle.pk, last.pk]
     steps = html.split('<li class="bl-step')[1:]
     assert len(steps) == 3
-    assert "struggles with Osmosis" in steps[0] and "0.75" in steps[0]
-    assert "understands Osmosis" in steps[1] and "0.51" in steps[1]
-    assert "understands Osmosis" in steps[2] and "0.69" in steps[2]
+    assert "struggles with Osmosis" in steps[0] and "0.60" in steps[0]
+    assert "p_right 0.40" in steps[0]
+    assert "struggles with Osmosis" in steps[1] and "p_right 0.50" in steps[1]
+    assert "understands Osmosis" in steps[2] and "0.57" in steps[2]
+    assert "p_right 0.57 (prior 0.50, worth 4.0 checks)" in steps[2]
     assert all("new evidence" in step for step in steps)
     # Each row lists the episodes behind it (1, 2, then 3 checks), the new one marked.
     assert [step.count("episode #") for step in steps] == [1, 2, 3]

@@ -1,5 +1,5 @@
 """R-4.1/R-4.4: checks become beliefs after they commit, routed by exact name; utterances
-stay evidence; supersession only when the claim or the rounded confidence changes."""
+stay evidence; supersession only when the claim or the rounded p_right changes."""
 
 from __future__ import annotations
 
@@ -59,7 +59,9 @@ def test_a_framed_topic_check_on_cytoplasm_becomes_a_belief_on_cytoplasm(pair, d
     episode = derive(pair, topic="Check on cytoplasm", verdict="right")
     [belief] = beliefs_current(pair=pair)
     assert belief.concept == cytoplasm
-    assert (belief.claim, belief.confidence, belief.reason) == ("understands", 0.75, "evidence")
+    # One right answer with nobody else's data: the default prior (0.5, worth 4 checks).
+    assert (belief.claim, belief.confidence, belief.reason) == ("understands", 0.6, "evidence")
+    assert belief.p_right == 0.6
     assert list(belief.evidence.all()) == [episode]
     assert belief.check_count == 1 and belief.last_evidence_at == episode.occurred_at
 
@@ -90,7 +92,7 @@ def test_a_phrase_topic_is_routed_by_the_assessment_that_names_osmosis(pair, der
     )
     [belief] = beliefs_current(pair=pair)
     assert belief.concept == osmosis
-    assert (belief.claim, belief.confidence) == ("struggles", 0.75)
+    assert (belief.claim, belief.confidence, belief.p_right) == ("struggles", 0.6, 0.4)
     routing = route_check(
         subject=pair.subject,
         topic="water moving through a membrane",
@@ -123,28 +125,29 @@ def test_a_change_of_mind_supersedes_and_keeps_the_old_row_as_it_was(pair, deriv
     derive(pair, topic="Osmosis", verdict="right", at=T0 + days(1))
     derive(pair, topic="Osmosis", verdict="right", at=T0 + days(2))
     chain = belief_chain(belief=first)
-    assert [(b.claim, b.confidence) for b in chain] == [
-        ("struggles", 0.75),
-        ("understands", 0.51),
-        ("understands", 0.69),
+    assert [(b.claim, b.confidence, b.p_right) for b in chain] == [
+        ("struggles", 0.6, 0.4),
+        ("struggles", 0.5, 0.5),
+        ("understands", 0.57, 0.57),
     ]
     assert [b.check_count for b in chain] == [1, 2, 3]
     assert chain[0].superseded_by_id == chain[1].pk and chain[1].superseded_by_id == chain[2].pk
     assert [b.pk for b in beliefs_current(pair=pair)] == [chain[2].pk]
     # The first row is exactly as written.
-    assert Belief.objects.get(pk=first.pk).confidence == 0.75
+    assert Belief.objects.get(pk=first.pk).confidence == 0.6
 
 
 def test_a_check_that_changes_nothing_rounded_is_linked_without_a_new_row(pair, derive):
     make_concept(pair.subject, "Osmosis")
-    for _ in range(7):
+    for _ in range(30):
         derive(pair, topic="Osmosis", verdict="right", at=T0)
     rows_before = Belief.objects.count()
     head = beliefs_current(pair=pair)[0]
-    assert head.confidence == 1.0
-    eighth = derive(pair, topic="Osmosis", verdict="right", at=T0)
+    # (2 + 30) / (4 + 30) = 0.941; one more right: 33 / 35 = 0.943, the same rounded.
+    assert head.p_right == 0.94
+    next_one = derive(pair, topic="Osmosis", verdict="right", at=T0)
     assert Belief.objects.count() == rows_before
-    assert BeliefEvidence.objects.filter(belief=head, episode=eighth).exists()
+    assert BeliefEvidence.objects.filter(belief=head, episode=next_one).exists()
 
 
 def test_derivation_is_idempotent_for_a_check_already_behind_the_belief(pair, derive):
@@ -166,21 +169,24 @@ def test_a_passed_check_lifts_the_concept_to_the_confirmed_readiness_band(pair, 
     assert concept.readiness == pytest.approx(READINESS_CONFIRMED)
 
 
-def test_decay_supersedes_with_85_percent_and_the_next_check_clears_the_flag(pair, derive):
+def test_decay_moves_15_percent_towards_the_prior_and_the_next_check_clears_the_flag(pair, derive):
     make_concept(pair.subject, "Osmosis")
     derive(pair, topic="Osmosis", verdict="right", at=T0)
     derive(pair, topic="Osmosis", verdict="right", at=T0)
     head = beliefs_current(pair=pair)[0]
-    assert head.confidence == 0.87
+    assert head.p_right == 0.67
     now = T0 + days(rules.BELIEF_DECAY_AFTER_DAYS)
     assert [b.pk for b in beliefs_due_for_decay(now=now)] == [head.pk]
     assert beliefs_due_for_decay(now=now - days(1)) == []
     decayed = belief_decay(belief=head, now=now)
-    assert (decayed.reason, decayed.confidence, decayed.needs_confirmation) == (
+    # 0.67 + 0.15 × (0.5 − 0.67) = 0.6445: the prior is the default 0.5 (no other student).
+    assert (decayed.reason, decayed.p_right, decayed.confidence, decayed.needs_confirmation) == (
         "decay",
-        round(0.87 * rules.BELIEF_DECAY_FACTOR, 2),
+        0.64,
+        0.64,
         True,
     )
+    assert decayed.prior_right == 0.5
     assert set(decayed.evidence.all()) == set(head.evidence.all())
     assert beliefs_due_for_decay(now=now + days(1)) == []
     # The next check confirms it: a new row without the flag, even though a check at the
@@ -212,23 +218,9 @@ def test_a_recent_check_weighs_more_than_an_old_one():
     )
     assert old_wrong_new_right.claim == "understands"
     assert old_right_new_wrong.claim == "struggles"
-    # The same two checks on one day balance out: the claim is "struggles", at 0.5.
+    # The same two checks at one time balance out: the claim is "struggles", at 0.5.
     balanced = rules.derive([rules.CheckPoint(1, T0, "right"), rules.CheckPoint(2, T0, "wrong")])
     assert (balanced.claim, balanced.confidence) == ("struggles", 0.5)
-
-
-@pytest.mark.parametrize(
-    ("x", "a", "b", "expected"),
-    [
-        (0.5, 2.0, 1.0, 0.25),  # x^a for b = 1
-        (0.5, 1.0, 3.0, 1 - 0.5**3),  # 1 - (1-x)^b for a = 1
-        (0.5, 4.5, 4.5, 0.5),  # symmetry
-        (0.3, 3.0, 2.0, 4 * 0.3**3 - 3 * 0.3**4),  # polynomial form for integers
-        (0.9, 2.0, 5.0, 1 - (1 - 0.9) ** 5 * (1 + 5 * 0.9)),
-    ],
-)
-def test_the_incomplete_beta_function_matches_closed_forms(x, a, b, expected):
-    assert rules.regularized_incomplete_beta(x, a, b) == pytest.approx(expected, abs=1e-12)
 
 
 def test_the_router_matches_names_as_the_concept_maps_own_selectors_do(pair):
@@ -257,7 +249,7 @@ def test_a_failing_derivation_is_logged_and_the_check_stays_stored(
 ):
     make_concept(pair.subject, "Osmosis")
 
-    def broken(points):
+    def broken(points, prior=None):
         raise RuntimeError("rule exploded")
 
     monkeypatch.setattr(rules, "derive", broken)

@@ -72,13 +72,14 @@ def test_rederivation_after_a_rule_change_retires_old_beliefs_and_derives_new_on
 ):
     pair = history
     before = {b.concept.name: b for b in beliefs_current(pair=pair)}
-    assert (before["Osmosis"].claim, before["Osmosis"].confidence) == ("understands", 0.69)
-    assert (before["Cytoplasm"].claim, before["Cytoplasm"].confidence) == ("struggles", 0.75)
+    # Osmosis (2 + 2) / (4 + 3) = 0.57 under the default prior; Cytoplasm 2 / 5 = 0.4.
+    assert (before["Osmosis"].claim, before["Osmosis"].p_right) == ("understands", 0.57)
+    assert (before["Cytoplasm"].claim, before["Cytoplasm"].confidence) == ("struggles", 0.6)
     episodes_before = Episode.objects.filter(pair=pair).count()
     chain_before = _chain_snapshot(pair)
 
     # Today's rule: a partial answer counts as a miss.
-    monkeypatch.setitem(rules.VERDICT_WEIGHTS, "partial", (0.0, 1.0))
+    monkeypatch.setitem(rules.VERDICT_OUTCOME, "partial", 0.0)
     monkeypatch.setattr(rules, "RULES_VERSION", "partial-is-a-miss")
     now = T0 + days(3)
     result = beliefs_rederive(pair=pair, now=now)
@@ -86,13 +87,15 @@ def test_rederivation_after_a_rule_change_retires_old_beliefs_and_derives_new_on
     assert (result.beliefs_retired, result.checks_replayed, result.checks_linked) == (2, 5, 4)
     assert result.beliefs_derived == 2
     after = {b.concept.name: b for b in beliefs_current(pair=pair)}
-    assert (after["Osmosis"].claim, after["Osmosis"].confidence) == ("struggles", 0.69)
+    # (2 + 1) / (4 + 3) = 0.43.
+    assert (after["Osmosis"].claim, after["Osmosis"].p_right) == ("struggles", 0.43)
+    assert after["Osmosis"].confidence == 0.57
     assert after["Osmosis"].reason == "rederivation" and after["Osmosis"].check_count == 3
-    assert (after["Cytoplasm"].claim, after["Cytoplasm"].confidence) == ("struggles", 0.75)
+    assert (after["Cytoplasm"].claim, after["Cytoplasm"].confidence) == ("struggles", 0.6)
 
     # The old rows are still there, unchanged and readable, in the same chain.
     old = Belief.objects.get(pk=before["Osmosis"].pk)
-    assert (old.claim, old.confidence, old.reason) == ("understands", 0.69, "evidence")
+    assert (old.claim, old.confidence, old.reason) == ("understands", 0.57, "evidence")
     chain = belief_chain(belief=old)
     assert [b.reason for b in chain][-2:] == ["retirement", "rederivation"]
     assert chain[-2].claim == "understands" and chain[-2].created_at == now
@@ -140,12 +143,31 @@ def test_rederiving_twice_keeps_one_current_belief_per_concept(history):
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the one-current check holds
 
 
-def test_a_belief_untouched_for_the_decay_age_is_rederived_already_decayed(history):
-    now = T0 + days(1 + rules.BELIEF_DECAY_AFTER_DAYS)
-    beliefs_rederive(pair=history, now=now)
-    cytoplasm = Belief.objects.current().get(concept__name="Cytoplasm")
-    assert cytoplasm.needs_confirmation
-    assert cytoplasm.confidence == rules.decayed(0.75)
+def test_a_concept_left_for_the_decay_age_while_the_student_went_on_is_rederived_decayed(
+    history, derive
+):
+    # The student kept coming (Osmosis, 45 days after the Cytoplasm check); Cytoplasm was
+    # left: on the history's own time line, Cytoplasm decayed, Osmosis did not.
+    derive(
+        history, topic="Osmosis", verdict="right", at=T0 + days(1 + rules.BELIEF_DECAY_AFTER_DAYS)
+    )
+    beliefs_rederive(pair=history, now=T0 + days(400))
+    current = {b.concept.name: b for b in beliefs_current(pair=history)}
+    assert current["Cytoplasm"].needs_confirmation
+    assert current["Cytoplasm"].p_right == rules.decayed_p_right(
+        p_right=0.4, prior_mean=0.5, claim="struggles"
+    )
+    assert current["Cytoplasm"].p_right > 0.4
+    assert not current["Osmosis"].needs_confirmation
+
+
+def test_rederiving_an_imported_year_old_history_does_not_mark_everything_decayed(history):
+    # The whole history is a year old: re-derived as of its own end, not as of today.
+    beliefs_rederive(pair=history, now=T0 + days(365))
+    current = beliefs_current(pair=history)
+    assert len(current) == 2
+    assert not any(b.needs_confirmation for b in current)
+    assert {b.concept.name: b.p_right for b in current} == {"Osmosis": 0.57, "Cytoplasm": 0.4}
 
 
 def test_a_failure_halfway_leaves_the_previous_beliefs_current(history, monkeypatch):
@@ -155,11 +177,11 @@ def test_a_failure_halfway_leaves_the_previous_beliefs_current(history, monkeypa
     calls = {"n": 0}
     real_derive = rules.derive
 
-    def failing_derive(points):
+    def failing_derive(points, prior=rules.DEFAULT_PRIOR):
         calls["n"] += 1
         if calls["n"] == 2:
             raise RuntimeError("the disk is full")
-        return real_derive(points)
+        return real_derive(points, prior)
 
     monkeypatch.setattr(rules, "derive", failing_derive)
     with pytest.raises(RuntimeError, match="disk is full"):
@@ -266,12 +288,12 @@ def test_two_real_rederivations_of_one_pair_never_both_run(transactional_db, his
     outcome: dict[str, object] = {}
     real_derive = rules.derive
 
-    def slow_derive(points):
+    def slow_derive(points, prior=rules.DEFAULT_PRIOR):
         # Only the first re-derivation (thread "first") pauses in the middle of its work.
         if threading.current_thread().name == "first":
             inside.set()
             release.wait(timeout=20)
-        return real_derive(points)
+        return real_derive(points, prior)
 
     monkeypatch.setattr(rules, "derive", slow_derive)
 

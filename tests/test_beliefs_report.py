@@ -114,31 +114,41 @@ def test_the_report_lists_current_beliefs_changes_and_why(api, pair, derive):
     derive(pair, topic="Osmosis", verdict="wrong", at=T0)
     second = derive(pair, topic="Osmosis", verdict="right", at=T0 + days(1))
     derive(pair, topic="bueno ahora explícame todos los pasos", verdict="wrong", at=T0 + days(1))
+    make_concept(pair.subject, "Cytoplasm")
+    derive(pair, topic="Cytoplasm", verdict="right", at=T0 + days(50))
     # Live derivation stamps rows with the wall clock; the re-derivation comes after it.
     rederived_at = timezone.now() + days(1)
     beliefs_rederive(pair=pair, now=rederived_at)
     report = pair_report(pair=pair)
     assert report.checks_sentence == (
-        "3 checks are on record; 2 linked to a concept in the map, 1 could not be linked yet."
+        "4 checks are on record; 3 linked to a concept in the map, 1 could not be linked yet."
     )
-    [belief] = report.beliefs
-    # The checks are months older than the re-derivation: derived already decayed.
-    assert (belief.concept, belief.claim, belief.confidence, belief.checks) == (
+    osmosis, cytoplasm = report.beliefs
+    # Osmosis was left 49 days while the student went on (Cytoplasm): derived decayed on
+    # the history's own time line. Cytoplasm is the history's newest check: not decayed.
+    assert (osmosis.concept, osmosis.claim, osmosis.confidence, osmosis.p_right) == (
         "Osmosis",
-        "understands",
-        0.43,
-        2,
+        "struggles",
+        0.5,
+        0.5,
     )
-    assert belief.needs_confirmation
-    assert [c.reason for c in report.changes] == ["rederivation", "retirement", "evidence"]
-    evidence_change = report.changes[-1]
+    assert osmosis.checks == 2 and osmosis.needs_confirmation
+    assert (cytoplasm.concept, cytoplasm.p_right, cytoplasm.needs_confirmation) == (
+        "Cytoplasm",
+        0.6,
+        False,
+    )
+    changes = [c for c in report.changes if c.concept == "Osmosis"]
+    assert [c.reason for c in changes] == ["rederivation", "retirement", "evidence"]
+    evidence_change = changes[-1]
     assert evidence_change.sentence == (
-        "New evidence changed “struggles with Osmosis (0.75)” to “understands Osmosis (0.51)”."
+        "New evidence changed “struggles with Osmosis (0.60)” to “struggles with Osmosis (0.50)”."
     )
+    assert (evidence_change.before_p_right, evidence_change.after_p_right) == (0.4, 0.5)
     assert evidence_change.new_evidence_episode_ids == [second.pk]
-    assert report.changes[0].sentence == (
-        "Re-derived from 2 checks: “understands Osmosis (0.43)”, decayed: no check for 45 days; "
-        "the next check confirms it."
+    assert changes[0].sentence == (
+        "Re-derived from 2 checks: “struggles with Osmosis (0.50)”, as before, decayed: no "
+        "check for 45 days; the next check confirms it."
     )
     assert report.last_rederivation_at == rederived_at
 
@@ -213,6 +223,6 @@ def test_a_check_posted_to_the_api_becomes_a_belief_in_the_report(
     assert body["checks"]["sentence"] == (
         "1 check is on record; it is linked to a concept in the map."
     )
-    assert [(b["concept"], b["claim"], b["confidence"]) for b in body["beliefs"]] == [
-        ("Cytoplasm", "understands", 0.75)
+    assert [(b["concept"], b["claim"], b["confidence"], b["p_right"]) for b in body["beliefs"]] == [
+        ("Cytoplasm", "understands", 0.6, 0.6)
     ]

@@ -57,7 +57,7 @@ def test_the_block_never_exceeds_its_budget(
     block_parts = parts(
         mode=mode,
         beliefs=[
-            fmt.BeliefLine("struggles with", f"Concept {i}", c)
+            fmt.BeliefLine("struggles with", f"Concept {i}", c, p_right=1 - c)
             for i, c in enumerate(belief_confidences)
         ],
         episodes=[
@@ -92,17 +92,17 @@ def test_the_block_never_exceeds_its_budget(
 
 def test_beliefs_come_before_episodes_in_the_budget():
     block_parts = parts(
-        beliefs=[fmt.BeliefLine("understands", "Cytoplasm", 0.72)],
+        beliefs=[fmt.BeliefLine("understands", "Cytoplasm", 0.72, p_right=0.72)],
         episodes=[
             fmt.EpisodeLine(i, "question", "A long question " * 5, NOW - timedelta(days=i))
             for i in range(50)
         ],
     )
-    budget = fmt.frame_tokens(block_parts) + 60
+    budget = fmt.frame_tokens(block_parts) + 80
 
     block = fmt.block_format(block_parts, budget=budget, zone=ZONE, now=NOW)
 
-    assert "- understands Cytoplasm (0.72)" in block.text
+    assert "- understands Cytoplasm (0.72, p_right 0.72)" in block.text
     assert "EARLIER WORK" not in block.text
 
 

@@ -29,7 +29,14 @@ class _ChecksSerializer(serializers.Serializer):
 class _BeliefSerializer(serializers.Serializer):
     concept = serializers.CharField()
     claim = serializers.ChoiceField(choices=["understands", "struggles"])
-    confidence = serializers.FloatField()
+    confidence = serializers.FloatField(
+        help_text="p_right for 'understands', 1 − p_right for 'struggles'"
+    )
+    p_right = serializers.FloatField(
+        allow_null=True,
+        help_text="predicted probability that the student answers the next check on this "
+        "concept right (calibrated, R-4.1)",
+    )
     needs_confirmation = serializers.BooleanField()
     checks = serializers.IntegerField()
     last_check_at = serializers.DateTimeField(allow_null=True)
@@ -44,8 +51,10 @@ class _ChangeSerializer(serializers.Serializer):
     reason = serializers.ChoiceField(choices=["evidence", "decay", "rederivation", "retirement"])
     before_claim = serializers.CharField()
     before_confidence = serializers.FloatField()
+    before_p_right = serializers.FloatField(allow_null=True)
     after_claim = serializers.CharField()
     after_confidence = serializers.FloatField()
+    after_p_right = serializers.FloatField(allow_null=True)
     new_evidence_episode_ids = serializers.ListField(child=serializers.IntegerField())
     sentence = serializers.CharField()
 

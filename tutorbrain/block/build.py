@@ -289,6 +289,7 @@ def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
             concept=b.concept.name,
             confidence=b.confidence,
             needs_confirmation=b.needs_confirmation,
+            p_right=b.p_right,
         )
         for b in rows
     ]

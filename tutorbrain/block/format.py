@@ -29,7 +29,8 @@ WINDOW_LINE = (
 )
 NO_RECORD_LINE = "No record of work with this student {preposition} {label}."
 BELIEFS_HEADER = (
-    "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):"
+    "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1; "
+    "p_right = chance they get the next check on it right):"
 )
 NO_BELIEFS_LINE = "- nothing yet: no check of this student is linked to a concept of the map"
 EPISODES_HEADER = "EARLIER WORK WITH THIS STUDENT (oldest first):"
@@ -76,10 +77,13 @@ class BeliefLine:
     concept: str
     confidence: float
     needs_confirmation: bool = False
+    # None only for a belief written before p_right existed.
+    p_right: float | None = None
 
     def render(self) -> str:
         note = " [to confirm]" if self.needs_confirmation else ""
-        return f"- {self.claim_label} {self.concept} ({self.confidence:.2f}){note}"
+        p = f", p_right {self.p_right:.2f}" if self.p_right is not None else ""
+        return f"- {self.claim_label} {self.concept} ({self.confidence:.2f}{p}){note}"
 
 
 @dataclass
