@@ -181,6 +181,7 @@ def _belief(pair, *, last_evidence_at, name="fractions", confidence=0.8):
         claim=Belief.Claim.UNDERSTANDS,
         confidence=confidence,
         reason=Belief.Reason.EVIDENCE,
+        p_right=confidence,
         check_count=3,
         last_evidence_at=last_evidence_at,
         created_at=last_evidence_at,
@@ -196,7 +197,8 @@ def test_a_belief_untouched_for_45_days_decays_by_supersession(pair):
 
     new = Belief.objects.get(pk=outcome.wrote["decay"]["superseding_belief_ids"][0])
     assert new.reason == Belief.Reason.DECAY
-    assert new.confidence == pytest.approx(0.68)
+    # p_right 0.8 moves 15 % of the way to the prior (0.5: no other student): 0.755.
+    assert (new.p_right, new.confidence) == (0.76, 0.76)
     assert new.needs_confirmation
     after = Belief.objects.filter(pk=old.pk).values().get()
     assert after.pop("superseded_by_id") == new.pk
