@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install test lint format demo serve migrate worker beat db-stop clean-db
+.PHONY: install test lint format demo serve dev migrate worker beat db-stop clean-db
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,12 +36,20 @@ format: $(STAMP)
 migrate: $(STAMP)
 	$(PY) manage.py migrate --no-input
 
+# The production server: gunicorn, settings in config/gunicorn.py (2 processes x 4
+# threads for 2 cores; each worker warms the embedder and the block path up first).
+GUNICORN := $(VENV)/bin/gunicorn -c config/gunicorn.py --bind $(HOST):$(PORT) config.wsgi
+
 # The main job: database, sample subject, a real memory block, then the server.
 demo: migrate
 	$(PY) manage.py demo --host $(HOST) --port $(PORT)
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	$(GUNICORN)
 
 serve: migrate
+	$(GUNICORN)
+
+# Django's development server: reloads on code changes; not for real traffic.
+dev: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 worker: $(STAMP)

@@ -73,11 +73,20 @@ TEMPLATES = [
     },
 ]
 
+# --- Web server -----------------------------------------------------------------------
+# gunicorn (config/gunicorn.py) reads these too: the connection pool below is sized from
+# them. Two processes of four threads fit two cores: the embedding and the Python parts
+# of a turn hold the GIL of their process, the database does the rest (docs/deployment.md).
+TUTORBRAIN_WEB_WORKERS = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)
+TUTORBRAIN_WEB_THREADS = env_int("TUTORBRAIN_WEB_THREADS", 4, minimum=1)
+# Worker threads that build blocks under the deadline (tutorbrain/block/deadline.py).
+TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
+
 # --- Database -------------------------------------------------------------------------
 # DATABASE_URL set: use that server (any PostgreSQL >= 15 with pgvector).
 # Unset: start or attach to the embedded PostgreSQL 18 + pgvector (config/embedded_db.py).
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
     USING_EMBEDDED_DATABASE = False
 else:
     from config.embedded_db import ensure_running
@@ -91,7 +100,6 @@ else:
             "HOST": _embedded["HOST"],
             "PORT": _embedded["PORT"],
             "PASSWORD": "",
-            "CONN_MAX_AGE": 60,
         }
     }
     USING_EMBEDDED_DATABASE = True
@@ -103,6 +111,44 @@ if os.environ.get("TUTORBRAIN_DB_NAME"):
 DATABASES["default"]["TEST"] = {
     "NAME": "test_tutorbrain" + env_str("TUTORBRAIN_TEST_DB_SUFFIX", ""),
 }
+# Connections: psycopg's pool, one per process and database alias (Django requires
+# CONN_MAX_AGE=0 with it: a connection goes back to the pool at the end of each request).
+# A process never holds more than max_size connections, so the server's total is bounded
+# by processes x max_size whatever the traffic: by default 2 x (4 + 4) = 16 for the web
+# server. `timeout`: how long a request waits for a free connection before failing.
+TUTORBRAIN_DB_POOL_MIN_SIZE = env_int("TUTORBRAIN_DB_POOL_MIN_SIZE", 2, minimum=0)
+TUTORBRAIN_DB_POOL_MAX_SIZE = env_int(
+    "TUTORBRAIN_DB_POOL_MAX_SIZE", TUTORBRAIN_WEB_THREADS + TUTORBRAIN_BLOCK_WORKERS, minimum=1
+)
+TUTORBRAIN_DB_POOL_TIMEOUT = env_float("TUTORBRAIN_DB_POOL_TIMEOUT", 10.0, minimum=0.1)
+if TUTORBRAIN_DB_POOL_MIN_SIZE > TUTORBRAIN_DB_POOL_MAX_SIZE:
+    raise ImproperlyConfigured("TUTORBRAIN_DB_POOL_MIN_SIZE must be <= TUTORBRAIN_DB_POOL_MAX_SIZE")
+
+
+def _pooled(database: dict) -> dict:
+    database["CONN_MAX_AGE"] = 0
+    # A pooled connection is checked (one empty round trip) before it is handed out, so
+    # a database restart costs no failed request.
+    database["CONN_HEALTH_CHECKS"] = True
+    database.setdefault("OPTIONS", {})["pool"] = {
+        "min_size": TUTORBRAIN_DB_POOL_MIN_SIZE,
+        "max_size": TUTORBRAIN_DB_POOL_MAX_SIZE,
+        "timeout": TUTORBRAIN_DB_POOL_TIMEOUT,
+    }
+    return database
+
+
+_pooled(DATABASES["default"])
+# A read replica for block builds (docs/deployment.md): the memory block's reads go to
+# it, every write goes to "default" (config/routers.py).
+TUTORBRAIN_REPLICA_DATABASE_URL = env_str("TUTORBRAIN_REPLICA_DATABASE_URL", "")
+if TUTORBRAIN_REPLICA_DATABASE_URL:
+    DATABASES["replica"] = _pooled(dj_database_url.parse(TUTORBRAIN_REPLICA_DATABASE_URL))
+    DATABASES["replica"]["ENGINE"] = "django.db.backends.postgresql"
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+# The alias block builds read from: "replica" when one is configured.
+TUTORBRAIN_BLOCK_READ_DATABASE = "replica" if "replica" in DATABASES else "default"
+DATABASE_ROUTERS = ["config.routers.BlockReadRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -126,6 +172,17 @@ MEDIA_ROOT = Path(env_str("TUTORBRAIN_MEDIA_ROOT", str(BASE_DIR / "var" / "media
 MEDIA_URL = "media/"
 
 # --- REST API -------------------------------------------------------------------------
+# Requests per API key (DRF's "<n>/<second|minute|hour|day>", or "off"): past it, 429
+# with Retry-After. 3000/minute is about 15 chat turns a second for one key, what two
+# cores serve; raise it with the server's size (docs/deployment.md).
+_api_rate = env_str("TUTORBRAIN_API_RATE", "3000/minute").strip().lower()
+TUTORBRAIN_API_RATE: str | None = None if _api_rate in ("off", "none", "") else _api_rate
+if TUTORBRAIN_API_RATE is not None:
+    _count, _, _period = TUTORBRAIN_API_RATE.partition("/")
+    if not (_count.isdigit() and int(_count) > 0 and _period[:1] in ("s", "m", "h", "d")):
+        raise ImproperlyConfigured(
+            f"TUTORBRAIN_API_RATE must look like 3000/minute (or off), got {_api_rate!r}"
+        )
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tutorbrain.api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["tutorbrain.api.auth.HasOrganization"],
@@ -133,6 +190,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "tutorbrain.api.errors.json_exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["tutorbrain.api.throttling.ApiKeyRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "tutor brain API",
@@ -182,6 +240,21 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Cache (API throttling) ----------------------------------------------------------
+# Shared by every web process, so a key's rate is counted once across the server. The
+# default is the broker's Redis database (keys are prefixed "tutorbrain:", Celery's are
+# not); give it a database of its own in production, e.g. redis://host:6379/1.
+TUTORBRAIN_CACHE_URL = env_str("TUTORBRAIN_CACHE_URL", CELERY_BROKER_URL)
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": TUTORBRAIN_CACHE_URL,
+        "KEY_PREFIX": "tutorbrain",
+        # A Redis that does not answer must not hang a request (throttling fails open).
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+}
+
 # --- Embeddings -----------------------------------------------------------------------
 # "use": multilingual Universal Sentence Encoder v3 shipped inside its wheel (512-d).
 # "openai": any OpenAI-compatible /v1/embeddings endpoint.
@@ -211,8 +284,6 @@ TUTORBRAIN_BLOCK_DEADLINE_SECONDS = env_float(
     "TUTORBRAIN_BLOCK_DEADLINE_SECONDS", 2.5, minimum=0.05
 )
 TUTORBRAIN_DEFAULT_TOKEN_BUDGET = env_int("TUTORBRAIN_DEFAULT_TOKEN_BUDGET", 900, minimum=1)
-# Worker threads that build blocks under the deadline (each keeps its own connection).
-TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
 # Test hook: make every block build this much slower (in the database), to exercise
 # the deadline. Always 0 in production.
 TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS = env_float(

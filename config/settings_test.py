@@ -8,3 +8,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests that are about Celery start a real worker; everything else runs inline.
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
+# A second alias on the test database, for the read-replica router's test
+# (tests/test_serving_replica.py). Nothing routes to it unless a test sets
+# TUTORBRAIN_BLOCK_READ_DATABASE = "replica".
+if "replica" not in DATABASES:  # noqa: F405
+    DATABASES["replica"] = {  # noqa: F405
+        **{k: v for k, v in DATABASES["default"].items() if k != "TEST"},  # noqa: F405
+        "OPTIONS": {**DATABASES["default"]["OPTIONS"]},  # noqa: F405
+        "TEST": {"MIRROR": "default"},
+    }

@@ -8,13 +8,14 @@ from tutorbrain.api.block import MemoryBlockView
 from tutorbrain.api.chain import ChainStatusView
 from tutorbrain.api.episodes import AnswerStanceView, EpisodeAppendView, PairEpisodesView
 from tutorbrain.api.files import FileDetailView, FileUploadView
-from tutorbrain.api.health import HealthView
+from tutorbrain.api.health import HealthView, ReadinessView
 from tutorbrain.api.reports import PairReportView
 
 app_name = "api"
 
 urlpatterns = [
     path("health/", HealthView.as_view(), name="health"),
+    path("health/ready/", ReadinessView.as_view(), name="health-ready"),
     path("files/", FileUploadView.as_view(), name="file-upload"),
     path("files/<int:file_id>/", FileDetailView.as_view(), name="file-detail"),
     path("memory-block/", MemoryBlockView.as_view(), name="memory-block"),

@@ -22,8 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
+from config.routers import block_connection, block_reads
 from memory.models import Organization, Pair, Student, Subject
 from tutorbrain.block import format as fmt
 from tutorbrain.block.message import (
@@ -119,7 +119,7 @@ def message_embed(message: str):
 
 def _ensure_session_settings() -> None:
     # Once per database connection, not per build: the HNSW scan settings.
-    wrapper = connection
+    wrapper = block_connection()
     wrapper.ensure_connection()
     raw = wrapper.connection
     if getattr(raw, "_tutorbrain_block_session", False):
@@ -167,7 +167,7 @@ def _lookup(
     `route`, the subject's concepts for routing — in SQL: the ORM's compilation of this
     join cost more than running it, and every round trip counts on a busy machine.
     """
-    with connection.cursor() as cursor:
+    with block_connection().cursor() as cursor:
         cursor.execute(
             _LOOKUP_SQL,
             {
@@ -182,7 +182,7 @@ def _lookup(
     if row is not None:
         (pk, student_id, subject_id, head_seq, st_org, st_ext, tz, sb_org, sb_ext, name, lang,
          ws_seq, ws_model, concepts) = row  # fmt: skip
-        db = connection.alias
+        db = block_connection().alias
         student = Student.from_db(
             db,
             ["id", "organization_id", "external_id", "timezone"],
@@ -214,7 +214,7 @@ def _lookup(
 
 
 def _concept_rows(*, subject: Subject, vector: str | None) -> list[ConceptRow]:
-    with connection.cursor() as cursor:
+    with block_connection().cursor() as cursor:
         cursor.execute(
             "SELECT name, key, aliases, CASE WHEN %(vector)s::vector IS NULL THEN NULL "
             "ELSE embedding <=> %(vector)s::vector END FROM concepts_concept "
@@ -341,7 +341,7 @@ def _test_delay(cancelled: threading.Event | None) -> None:
     """
     delay = float(getattr(settings, "TUTORBRAIN_BLOCK_TEST_DELAY_SECONDS", 0.0) or 0.0)
     if delay > 0:
-        with connection.cursor() as cursor:
+        with block_connection().cursor() as cursor:
             cursor.execute("SELECT pg_sleep(%s)", [delay])
         _check(cancelled)
 
@@ -378,7 +378,9 @@ def memory_block_build(
     )
     if pair_or_none is not None and pair_or_none.subject.organization_id != organization.pk:
         pair_or_none = None
-    return _build(request, pair=pair_or_none, vector=vector, cancelled=cancelled)
+    # Every read of the build goes to the block-read alias (a replica when configured).
+    with block_reads():
+        return _build(request, pair=pair_or_none, vector=vector, cancelled=cancelled)
 
 
 def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> BlockResult:

@@ -7,8 +7,9 @@ answers at once with `dropped`, marks the build cancelled (the build stops at it
 step) and cancels the worker's running query with `pg_cancel_backend`, so an abandoned
 build is not left running against the database.
 
-Worker threads are a small pool, so their connections are reused between turns
-(a new connection per turn would cost more than the build).
+Worker threads are a small pool; between turns their connections go back to the
+process's connection pool (settings: the pool is sized for the request threads plus
+these workers), so a new connection is not opened per turn.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError, close_old_connections, connection
+from django.db import DatabaseError, OperationalError
+
+from config.routers import block_connection
 
 logger = logging.getLogger(__name__)
 
@@ -68,14 +71,13 @@ def _statement_timeout_ms(deadline: float) -> int:
 
 
 def _run(job: _Job, fn: Callable[[threading.Event], Any], deadline: float):
-    close_old_connections()  # drop a connection that broke or outlived CONN_MAX_AGE
-    connection.ensure_connection()
-    raw = connection.connection
-    timeout = _statement_timeout_ms(deadline)
-    if getattr(raw, "_tutorbrain_statement_timeout", None) != timeout:
-        with connection.cursor() as cursor:
-            cursor.execute(f"SET statement_timeout = {timeout}")
-        raw._tutorbrain_statement_timeout = timeout
+    db = block_connection()
+    db.ensure_connection()
+    raw = db.connection
+    # Set on every build, reset after it: the connection comes from the process's pool
+    # and goes back to it, where a request thread may take it next.
+    with db.cursor() as cursor:
+        cursor.execute(f"SET statement_timeout = {_statement_timeout_ms(deadline)}")
     job.backend_pid = raw.info.backend_pid
     job.started.set()
     try:
@@ -84,6 +86,13 @@ def _run(job: _Job, fn: Callable[[threading.Event], Any], deadline: float):
         return fn(job.cancelled)
     finally:
         job.backend_pid = None
+        try:
+            with db.cursor() as cursor:
+                cursor.execute("RESET statement_timeout")
+        except DatabaseError:  # a broken connection is discarded below
+            pass
+        # Back to the pool between turns (closed outright when pooling is off).
+        db.close()
 
 
 def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) -> DeadlineOutcome:
@@ -109,7 +118,8 @@ def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) 
         pid = job.backend_pid
         if pid is not None:
             try:
-                with connection.cursor() as cursor:
+                # The same database as the build (the replica when there is one).
+                with block_connection().cursor() as cursor:
                     cursor.execute("SELECT pg_cancel_backend(%s)", [pid])
             except Exception:  # the answer must not wait on a failed cancel
                 logger.exception("could not cancel the late block build (backend %s)", pid)

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
-
+from config.routers import block_connection
 from tutorbrain.block.timewindow import TimeWindow
 
 # ---- Pools -------------------------------------------------------------------------------
@@ -433,7 +432,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     JOIN memory_episode e ON e.id = g.id
     ORDER BY g.miss_rank, g.score DESC, g.occurred_at DESC, g.id DESC
     """
-    with connection.cursor() as cursor:
+    with block_connection().cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     out = []

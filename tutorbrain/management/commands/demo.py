@@ -254,7 +254,9 @@ class Command(BaseCommand):
         self.stdout.write(f"API docs:  {base}/api/docs/")
         self.stdout.write(f"API key:   {raw_key}")
         self.stdout.write("Try:")
-        self.stdout.write(f"  curl -s -H 'Authorization: Api-Key {raw_key}' {base}/api/v1/health/")
+        self.stdout.write(
+            f"  curl -s -H 'Authorization: Api-Key {raw_key}' {base}/api/v1/health/ready/"
+        )
         self.stdout.write(
             f"  curl -s -X POST -H 'Authorization: Api-Key {raw_key}' -H 'Content-Type: application/json' \\\n"
             f"       -d '{body}' {base}/api/v1/memory-block/"

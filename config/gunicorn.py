@@ -1,0 +1,57 @@
+"""gunicorn settings: the production server (`make serve`; docs/deployment.md).
+
+    gunicorn -c config/gunicorn.py config.wsgi
+
+Two processes of four threads (gthread) on two cores, by default. A turn's Python work
+(JSON, the embedding, ranking) holds its process's GIL while the database works for the
+other threads, so one process per core and a few threads each keep both cores busy
+without queueing many turns behind one GIL. Each process loads the embedding model once
+(about 100 MB); the connection pool of each process is sized from the same numbers
+(config/settings.py), so the server holds at most workers x (threads + block workers)
+database connections. Every value can be changed with the environment variables below.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from config.env import env_int, env_str  # noqa: E402
+
+bind = env_str("TUTORBRAIN_BIND", "127.0.0.1:8000")
+workers = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)
+threads = env_int("TUTORBRAIN_WEB_THREADS", 4, minimum=1)
+worker_class = "gthread"
+# A request that takes longer than this has its worker restarted (the block's own
+# deadline is 2.5 s; file uploads are read by Celery, not in the request).
+timeout = env_int("TUTORBRAIN_WEB_TIMEOUT", 60, minimum=1)
+graceful_timeout = 30
+keepalive = 5
+# Connections waiting for a thread (beyond the threads' own): a burst queues here.
+backlog = 2048
+worker_connections = 1000
+accesslog = os.environ.get("TUTORBRAIN_ACCESS_LOG") or None
+errorlog = "-"
+loglevel = env_str("TUTORBRAIN_WEB_LOG_LEVEL", "info")
+proc_name = "tutorbrain"
+# No preload: each worker imports Django and opens its own pools after the fork (a
+# psycopg pool's threads and sockets must not be shared across a fork).
+preload_app = False
+
+
+def post_worker_init(worker):
+    """Before the worker accepts its first connection: load the model, build one block."""
+    if os.environ.get("TUTORBRAIN_WARM_UP", "1").lower() in ("0", "false", "no", "off"):
+        worker.log.info("worker %s: warm-up skipped (TUTORBRAIN_WARM_UP=0)", worker.pid)
+        return
+    from tutorbrain.warmup import warm_up
+
+    timings = warm_up()
+    worker.log.info(
+        "worker %s warmed up: %s",
+        worker.pid,
+        ", ".join(f"{name} {value:.0f}" for name, value in timings.items()),
+    )
