@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from config.env import env_int, env_str  # noqa: E402
 
+# The web processes' connections are named in pg_stat_activity (config/settings.py).
+os.environ.setdefault("TUTORBRAIN_DB_APPLICATION_NAME", "tutorbrain-web")
+
 bind = env_str("TUTORBRAIN_BIND", "127.0.0.1:8000")
 workers = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)
 threads = env_int("TUTORBRAIN_WEB_THREADS", 4, minimum=1)
@@ -37,6 +40,9 @@ accesslog = os.environ.get("TUTORBRAIN_ACCESS_LOG") or None
 errorlog = "-"
 loglevel = env_str("TUTORBRAIN_WEB_LOG_LEVEL", "info")
 proc_name = "tutorbrain"
+# gunicorn's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl):
+# two servers on one machine would fight over it. Not used here (signals do the job).
+control_socket_disable = True
 # No preload: each worker imports Django and opens its own pools after the fork (a
 # psycopg pool's threads and sockets must not be shared across a fork).
 preload_app = False

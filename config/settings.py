@@ -127,6 +127,10 @@ if TUTORBRAIN_DB_POOL_MIN_SIZE > TUTORBRAIN_DB_POOL_MAX_SIZE:
 
 def _pooled(database: dict) -> dict:
     database["CONN_MAX_AGE"] = 0
+    # Names the process kind in pg_stat_activity (gunicorn sets "tutorbrain-web").
+    database.setdefault("OPTIONS", {}).setdefault(
+        "application_name", env_str("TUTORBRAIN_DB_APPLICATION_NAME", "tutorbrain")
+    )
     # A pooled connection is checked (one empty round trip) before it is handed out, so
     # a database restart costs no failed request.
     database["CONN_HEALTH_CHECKS"] = True

@@ -8,6 +8,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests that are about Celery start a real worker; everything else runs inline.
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
+# The test process is not a web worker: some tests run many threads that each hold a
+# connection (e.g. eight concurrent appenders plus the test's own). The servers the tests
+# start (gunicorn, Celery) use config.settings and its pool size.
+DATABASES["default"]["OPTIONS"]["pool"]["max_size"] = 32  # noqa: F405
+
 # A second alias on the test database, for the read-replica router's test
 # (tests/test_serving_replica.py). Nothing routes to it unless a test sets
 # TUTORBRAIN_BLOCK_READ_DATABASE = "replica".

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -57,6 +58,8 @@ class GunicornServer:
             env=full_env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            # Its own process group: stop() can end the workers too, even stuck ones.
+            start_new_session=True,
             text=True,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -86,7 +89,7 @@ class GunicornServer:
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         self._reader.join(timeout=5)
 
