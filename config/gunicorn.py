@@ -6,9 +6,9 @@ Two processes of four threads (gthread) on two cores, by default. A turn's Pytho
 (JSON, the embedding, ranking) holds its process's GIL while the database works for the
 other threads, so one process per core and a few threads each keep both cores busy
 without queueing many turns behind one GIL. Each process loads the embedding model once
-(about 100 MB); the connection pool of each process is sized from the same numbers
-(config/settings.py), so the server holds at most workers x (threads + block workers)
-database connections. Every value can be changed with the environment variables below.
+(a warmed worker: about 270 MB resident). The connection pool of each process is sized
+from the same numbers (config/settings.py), so the server holds at most
+workers x (threads + block workers) database connections. Every value can be changed with the environment variables below.
 """
 
 from __future__ import annotations

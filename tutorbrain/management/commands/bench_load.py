@@ -13,6 +13,9 @@ the bench pair, over a kept-alive HTTP connection:
     3. POST /api/v1/episodes/      the tutor's answer, with the recalled episode ids
     4. every 4th turn: POST /api/v1/episodes/  a check (right/wrong)
 
+`--think-ms` waits between 2 and 3, as the tutor's model writing its answer would;
+by default there is no wait: each client sends its next request as soon as it can.
+
 Each level runs `--seconds` (after a `--ramp` of unrecorded turns) or `--max-turns`,
 whichever comes first; the whole run stops after `--max-total-seconds` at the latest.
 Reports turns/s, block latency p50/p95/p99 as the client saw it, the server's build time,
@@ -151,6 +154,13 @@ class Command(BaseCommand):
             "--max-total-seconds", type=float, default=900.0, help="the whole run, at most"
         )
         parser.add_argument("--check-every", type=int, default=4)
+        parser.add_argument(
+            "--think-ms",
+            type=int,
+            default=0,
+            help="wait between the block and the answer, as the tutor's model generating "
+            "it (0: back-to-back turns, the most load N clients can make)",
+        )
         parser.add_argument("--workers", type=int, default=settings.TUTORBRAIN_WEB_WORKERS)
         parser.add_argument("--threads", type=int, default=settings.TUTORBRAIN_WEB_THREADS)
         parser.add_argument("--url", default="", help="a running server (loopback only)")
@@ -273,6 +283,8 @@ class Command(BaseCommand):
                     )
                     block_ms = (time.perf_counter() - block_started) * 1000
                     recalled = [r["id"] for r in block["recalled"]][:20]
+                    if options["think_ms"]:  # the tutor's model writing the answer
+                        stop.wait(options["think_ms"] / 1000)
                     post(conn, "/api/v1/episodes/", {"student": student, "subject": subject,
                                                      "kind": "answer", "summary": rng.choice(ANSWERS),
                                                      "recalled_ids": recalled})  # fmt: skip
@@ -389,7 +401,8 @@ class Command(BaseCommand):
             self.stdout.write(f"block median over all levels: {median_all:.0f} ms")
         self.stdout.write(
             f"machine: {os.cpu_count()} CPU cores; server {options['workers']} x "
-            f"{options['threads']}; nice {options['nice']}; pool max "
+            f"{options['threads']}; think {options['think_ms']} ms; nice {options['nice']}; "
+            "pool max "
             f"{os.environ.get('TUTORBRAIN_DB_POOL_MAX_SIZE') or options['threads'] + settings.TUTORBRAIN_BLOCK_WORKERS}"
             " per process"
         )
