@@ -89,6 +89,17 @@ def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> ru
     return rules.priors_from_stats(stats)
 
 
+def pair_own_counts(*, pair_id: int) -> dict[int, tuple[float, int]]:
+    """(right, checks) per concept from the pair's current beliefs: the student's level on
+    the subject (beliefs.rules.PriorTable.for_student). One query."""
+    return {
+        concept_id: (right, n)
+        for concept_id, right, n in Belief.objects.current()
+        .filter(pair_id=pair_id, right_count__isnull=False)
+        .values_list("concept_id", "right_count", "check_count")
+    }
+
+
 def belief_chain(*, belief: Belief) -> list[Belief]:
     """The whole supersession chain `belief` belongs to, oldest to newest.
 

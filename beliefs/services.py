@@ -20,7 +20,7 @@ from django.utils import timezone
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
 from beliefs.routing import ConceptRouter, Route
-from beliefs.selectors import concept_priors
+from beliefs.selectors import concept_priors, pair_own_counts
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
@@ -251,8 +251,8 @@ def belief_decay(*, belief: Belief, now: datetime) -> Belief:
     if belief.reason == Belief.Reason.RETIREMENT:
         raise InvalidInput("belief", f"belief {belief.pk} is retired: nothing to decay")
     subject_id = Pair.objects.values_list("subject_id", flat=True).get(pk=belief.pair_id)
-    prior = concept_priors(subject_id=subject_id, exclude_pair_id=belief.pair_id).for_concept(
-        belief.concept_id
+    prior = concept_priors(subject_id=subject_id, exclude_pair_id=belief.pair_id).for_student(
+        belief.concept_id, pair_own_counts(pair_id=belief.pair_id)
     )
     p_right = (
         belief.p_right
@@ -318,6 +318,7 @@ def beliefs_derive_from_checks(
     )
     router = ConceptRouter(pair.subject)
     priors: rules.PriorTable | None = None
+    own: dict[int, tuple[float, int]] = {}
     heads: dict[int, Belief | None] = {}
     points: dict[int, list[rules.CheckPoint]] = {}
     for episode in checks:
@@ -349,7 +350,9 @@ def beliefs_derive_from_checks(
         )
         if priors is None:
             priors = concept_priors(subject_id=pair.subject_id, exclude_pair_id=pair.pk)
-        derived = rules.derive(known, priors.for_concept(concept.pk))
+            own = pair_own_counts(pair_id=pair.pk)
+        derived = rules.derive(known, priors.for_student(concept.pk, own))
+        own[concept.pk] = (derived.right_count, derived.check_count)
         unchanged = (
             head is not None
             and head.is_current
@@ -498,10 +501,14 @@ def beliefs_rederive(
 
     derived_count = 0
     priors = concept_priors(subject_id=pair.subject_id, exclude_pair_id=pair.pk)
+    own = {
+        concept_id: (sum(rules.VERDICT_OUTCOME[p.verdict] for p in ps), len(ps))
+        for concept_id, ps in points.items()
+    }
     # The end of the history's own time line: its newest check (never later than now).
     horizon = min(newest_check or now, now)
     for concept_id, concept_points in points.items():
-        prior = priors.for_concept(concept_id)
+        prior = priors.for_student(concept_id, own)
         derived = rules.derive(concept_points, prior)
         last = max(p.occurred_at for p in concept_points)
         untouched = rules.is_untouched(last_evidence_at=last, now=horizon)

@@ -59,6 +59,16 @@ def _curve(snapshot: CalibrationSnapshot | None) -> str:
     )
 
 
+def _belief_curve(snapshot: CalibrationSnapshot | None) -> str:
+    if snapshot is None or not snapshot.belief_predictions:
+        return "no check has followed a belief with a p_right yet"
+    title = f"p_right: {snapshot.belief_predictions} checks that followed, ECE {snapshot.belief_ece:.3f}"
+    return format_html(
+        '<img src="{}" alt="reliability curve of p_right" width="420" height="420">',
+        reliability_data_uri(snapshot.belief_bins, title=title),
+    )
+
+
 @admin.register(NightlyRun)
 class NightlyRunAdmin(ReadOnlyAdmin):
     list_display = ("pair", "day", "status", "attempts", "steps", "failure_count", "finished_at")
@@ -92,7 +102,15 @@ class NightlyRunAdmin(ReadOnlyAdmin):
 
 @admin.register(CalibrationSnapshot)
 class CalibrationSnapshotAdmin(ReadOnlyAdmin):
-    list_display = ("__str__", "day", "predicted_checks", "calibrated", "ece")
+    list_display = (
+        "__str__",
+        "day",
+        "predicted_checks",
+        "calibrated",
+        "ece",
+        "belief_predictions",
+        "belief_ece",
+    )
     list_filter = ("calibrated", "day")
     list_select_related = ("pair__student", "pair__subject")
     ordering = ("-day", "-pk")
@@ -105,12 +123,20 @@ class CalibrationSnapshotAdmin(ReadOnlyAdmin):
         "ece",
         "curve",
         "bins",
+        "belief_predictions",
+        "belief_ece",
+        "belief_curve",
+        "belief_bins",
     )
-    readonly_fields = ("curve",)
+    readonly_fields = ("curve", "belief_curve")
 
     @admin.display(description="reliability curve")
     def curve(self, obj: CalibrationSnapshot) -> str:
         return _curve(obj)
+
+    @admin.display(description="reliability curve of the beliefs' p_right")
+    def belief_curve(self, obj: CalibrationSnapshot) -> str:
+        return _belief_curve(obj)
 
 
 @admin.register(SelfModel)
@@ -124,6 +150,8 @@ class SelfModelAdmin(ReadOnlyAdmin):
         "calibrated",
         "predicted_checks",
         "ece",
+        "belief_predictions",
+        "belief_ece",
         "citations_changed",
         "citations_unchecked",
         "unlinkable_checks",
@@ -142,6 +170,9 @@ class SelfModelAdmin(ReadOnlyAdmin):
         "predicted_checks",
         "ece",
         "curve",
+        "belief_predictions",
+        "belief_ece",
+        "belief_curve",
         "citations_holding",
         "citations_changed",
         "citations_unverifiable",
@@ -153,7 +184,7 @@ class SelfModelAdmin(ReadOnlyAdmin):
         "last_run",
         "last_run_summary",
     )
-    readonly_fields = ("limits", "curve", "last_run_summary")
+    readonly_fields = ("limits", "curve", "belief_curve", "last_run_summary")
 
     @admin.display(description="last cycle")
     def last_run_status(self, obj: SelfModel) -> str:
@@ -165,12 +196,20 @@ class SelfModelAdmin(ReadOnlyAdmin):
     @admin.display(description="limits sentence (block HOW TO USE)")
     def limits(self, obj: SelfModel) -> str:
         return limits_sentence_for(
-            calibrated=obj.calibrated, predicted_checks=obj.predicted_checks, ece=obj.ece
+            calibrated=obj.calibrated,
+            predicted_checks=obj.predicted_checks,
+            ece=obj.ece,
+            belief_predictions=obj.belief_predictions,
+            belief_ece=obj.belief_ece,
         )
 
     @admin.display(description="reliability curve")
     def curve(self, obj: SelfModel) -> str:
         return _curve(obj.calibration)
+
+    @admin.display(description="reliability curve of the beliefs' p_right")
+    def belief_curve(self, obj: SelfModel) -> str:
+        return _belief_curve(obj.calibration)
 
     @admin.display(description="what the last cycle wrote")
     def last_run_summary(self, obj: SelfModel) -> str:

@@ -84,6 +84,12 @@ class CalibrationSnapshot(AppendOnlyModel):
     # Null when there is no predicted check at all.
     ece = models.FloatField(null=True, blank=True)
     bins = models.JSONField(default=list)
+    # The beliefs' own p_right against the verdicts that followed it (issue #12): how
+    # many checks followed a belief, the error and the curve (same bins). Per pair only:
+    # the all-pairs snapshot leaves them empty.
+    belief_predictions = models.PositiveIntegerField(default=0)
+    belief_ece = models.FloatField(null=True, blank=True)
+    belief_bins = models.JSONField(default=list)
 
     class Meta:
         constraints = [
@@ -99,6 +105,11 @@ class CalibrationSnapshot(AppendOnlyModel):
             models.CheckConstraint(
                 condition=Q(ece__isnull=True) | (Q(ece__gte=0) & Q(ece__lte=1)),
                 name="calibration_ece_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(belief_ece__isnull=True)
+                | (Q(belief_ece__gte=0) & Q(belief_ece__lte=1)),
+                name="calibration_belief_ece_0_1",
             ),
         ]
         indexes = [
@@ -132,6 +143,10 @@ class SelfModel(models.Model):
     calibrated = models.BooleanField(default=False)
     predicted_checks = models.PositiveIntegerField(default=0)
     ece = models.FloatField(null=True, blank=True)
+    # The beliefs' p_right against the verdicts that followed it: "calibrated" needs
+    # these too (issue #12).
+    belief_predictions = models.PositiveIntegerField(default=0)
+    belief_ece = models.FloatField(null=True, blank=True)
     calibration = models.ForeignKey(
         CalibrationSnapshot, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -12,13 +12,34 @@ UNCALIBRATED_SENTENCE = (
 )
 
 
-def limits_sentence_for(*, calibrated: bool, predicted_checks: int, ece: float | None) -> str:
-    """The self-model's limits sentence from its numbers (shared by the selector and admin)."""
-    if not calibrated or ece is None:
+UNCALIBRATED_BELIEFS_SENTENCE = (
+    "Confidence figures are a ranking, not a probability: fewer than "
+    f"{CALIBRATION_MIN_PREDICTIONS} checks have followed a belief to test its p_right."
+)
+
+
+def limits_sentence_for(
+    *,
+    calibrated: bool,
+    predicted_checks: int,
+    ece: float | None,
+    belief_predictions: int = 0,
+    belief_ece: float | None = None,
+) -> str:
+    """The self-model's limits sentence from its numbers (shared by the selector and admin).
+
+    "Calibrated" is earned twice (R-7.3, issue #12): by the tutor's predicted mastery and
+    by the beliefs' own p_right against the verdicts that followed; each error is stated.
+    """
+    if predicted_checks < CALIBRATION_MIN_PREDICTIONS or ece is None:
         return UNCALIBRATED_SENTENCE
+    if not calibrated or belief_ece is None:
+        return UNCALIBRATED_BELIEFS_SENTENCE
     return (
         f"Confidence figures are calibrated on {predicted_checks} checks with a predicted "
-        f"mastery: expected calibration error {ece:.2f} (0 is perfect)."
+        f"mastery (expected calibration error {ece:.2f}) and on {belief_predictions} checks "
+        f"that followed a belief (p_right, expected calibration error {belief_ece:.2f}); "
+        "0 is perfect."
     )
 
 
@@ -34,13 +55,19 @@ def self_model_limits_sentence(*, pair: Pair | None) -> str:
         return UNCALIBRATED_SENTENCE
     row = (
         SelfModel.objects.filter(pair_id=pair.pk)
-        .values_list("calibrated", "predicted_checks", "ece")
+        .values_list("calibrated", "predicted_checks", "ece", "belief_predictions", "belief_ece")
         .first()
     )
     if row is None:
         return UNCALIBRATED_SENTENCE
-    calibrated, predicted_checks, ece = row
-    return limits_sentence_for(calibrated=calibrated, predicted_checks=predicted_checks, ece=ece)
+    calibrated, predicted_checks, ece, belief_predictions, belief_ece = row
+    return limits_sentence_for(
+        calibrated=calibrated,
+        predicted_checks=predicted_checks,
+        ece=ece,
+        belief_predictions=belief_predictions,
+        belief_ece=belief_ece,
+    )
 
 
 def self_model_get(*, pair: Pair) -> SelfModel | None:

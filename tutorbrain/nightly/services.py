@@ -45,6 +45,7 @@ from tutorbrain.nightly.calibration import (
 )
 from tutorbrain.nightly.rules import (
     CALIBRATION_BINS,
+    CALIBRATION_MIN_PREDICTIONS,
     CONSOLIDATION_HEADLINES,
     CONSOLIDATION_TOPICS_MAX,
     KIND_NOUNS,
@@ -226,8 +227,22 @@ def calibration_of_pair(*, pair: Pair, day: dt.date) -> Calibration:
     return calibration_compute(rows)
 
 
+def belief_calibration_of_pair(*, pair: Pair, day: dt.date) -> Calibration:
+    """The beliefs' p_right against the verdicts of the checks that followed each belief,
+    up to the day's end (beliefs.calibration.belief_predictions)."""
+    from beliefs.calibration import belief_predictions
+
+    _, end = day_bounds(day)
+    return calibration_compute(belief_predictions(pair=pair, before=end))
+
+
 def _snapshot_write(
-    *, pair: Pair | None, day: dt.date, now: dt.datetime, calibration: Calibration
+    *,
+    pair: Pair | None,
+    day: dt.date,
+    now: dt.datetime,
+    calibration: Calibration,
+    beliefs: Calibration | None = None,
 ) -> CalibrationSnapshot:
     same_night = CalibrationSnapshot.objects.filter(
         Q(pair__isnull=True) if pair is None else Q(pair=pair), day=day
@@ -245,6 +260,9 @@ def _snapshot_write(
                 calibrated=calibration.calibrated,
                 ece=calibration.ece,
                 bins=[b.as_dict() for b in calibration.bins],
+                belief_predictions=beliefs.predicted_checks if beliefs else 0,
+                belief_ece=beliefs.ece if beliefs else None,
+                belief_bins=[b.as_dict() for b in beliefs.bins] if beliefs else [],
             )
     except IntegrityError:
         # Another run of the same night won the race: its snapshot is the snapshot.
@@ -255,9 +273,14 @@ def _snapshot_write(
 def calibration_snapshot_write(
     *, pair: Pair, day: dt.date, now: dt.datetime
 ) -> CalibrationSnapshot:
-    """The pair's reliability curve and ECE over all its predicted checks up to the day's end."""
+    """The pair's reliability curve and ECE over all its predicted checks up to the day's end,
+    and the same for its beliefs' p_right against the verdicts that followed."""
     return _snapshot_write(
-        pair=pair, day=day, now=now, calibration=calibration_of_pair(pair=pair, day=day)
+        pair=pair,
+        day=day,
+        now=now,
+        calibration=calibration_of_pair(pair=pair, day=day),
+        beliefs=belief_calibration_of_pair(pair=pair, day=day),
     )
 
 
@@ -383,9 +406,13 @@ def self_model_recompose(
     values = {
         "day": day,
         "computed_at": now,
-        "calibrated": snapshot.calibrated,
+        # Earned by the tutor's predictions and by the beliefs' own p_right (issue #12).
+        "calibrated": snapshot.calibrated
+        and snapshot.belief_predictions >= CALIBRATION_MIN_PREDICTIONS,
         "predicted_checks": snapshot.predicted_checks,
         "ece": snapshot.ece,
+        "belief_predictions": snapshot.belief_predictions,
+        "belief_ece": snapshot.belief_ece,
         "calibration": snapshot,
         "citations_holding": citations["holding"],
         "citations_changed": citations["changed"],

@@ -1,0 +1,471 @@
+"""Are beliefs calibrated? The measurement behind `manage.py evaluate_beliefs` (issue #12).
+
+A log of checks (student, concept, verdict, time; optionally the generating model's own
+probability `p_true`, which the simulated population carries) is split per student at a
+cut time: the checks before it are derived into beliefs **through the real services**
+(episode_append_batch into a scratch organization, then beliefs_rederive as of the cut);
+every check at or after it is a verdict to predict. Predictions are scored beside simple
+baselines computed from the same pre-cut checks in the same run:
+
+* `concept mean` — the concept's accuracy over all students, the same for everyone;
+* `Laplace` — (right + 1) / (n + 2) per student-concept;
+* `Beta(4) on concept mean` — (4·m + right) / (4 + n), the issue's strongest baseline;
+* `truth` — the generating model's own probability, when the log carries it.
+
+Scores: AUC over right/wrong verdicts (a partial is neither, so it is left out of the
+ranking), and the expected calibration error and a 10-bin reliability table over all
+verdicts with right = 1, partial = ½, wrong = 0 (the nightly cycle's own calibration
+maths, tutorbrain.nightly.calibration).
+
+A student-concept with no check before the cut is predicted by each method's own answer
+for "nothing known": the beliefs' concept prior, the concept mean, ½ for Laplace.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from tutorbrain.nightly.calibration import Calibration, calibration_compute
+
+OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
+REQUIRED = ("student", "concept", "verdict", "time")
+# The share of each student's checks (in time order) before their cut.
+DEFAULT_HISTORY_SHARE = 0.7
+BETA_BASELINE_STRENGTH = 4.0
+
+
+class LogError(ValueError):
+    """A log that cannot be read: the message names the line and the field."""
+
+
+@dataclass(frozen=True)
+class LoggedCheck:
+    student: str
+    concept: str
+    verdict: str
+    time: datetime
+    p_true: float | None = None
+
+
+def _parse_time(value: str, where: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise LogError(f"{where}: field 'time' is not an ISO 8601 time: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise LogError(f"{where}: field 'time' has no time zone: {value!r}")
+    return parsed
+
+
+def _row(raw: dict, where: str) -> LoggedCheck:
+    for name in REQUIRED:
+        value = raw.get(name)
+        if value is None or str(value).strip() == "":
+            raise LogError(f"{where}: field '{name}' is missing")
+    verdict = str(raw["verdict"]).strip().lower()
+    if verdict not in OUTCOME:
+        raise LogError(f"{where}: field 'verdict' must be right, partial or wrong: {verdict!r}")
+    p_true = raw.get("p_true")
+    if p_true not in (None, ""):
+        try:
+            p_true = float(p_true)
+        except (TypeError, ValueError) as exc:
+            raise LogError(f"{where}: field 'p_true' is not a number: {p_true!r}") from exc
+        if not 0.0 <= p_true <= 1.0:
+            raise LogError(f"{where}: field 'p_true' must be between 0 and 1")
+    else:
+        p_true = None
+    return LoggedCheck(
+        student=str(raw["student"]).strip(),
+        concept=str(raw["concept"]).strip(),
+        verdict=verdict,
+        time=_parse_time(str(raw["time"]), where),
+        p_true=p_true,
+    )
+
+
+def read_log(path: Path) -> list[LoggedCheck]:
+    """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV."""
+    if not path.is_file():
+        raise LogError(f"{path}: no such file")
+    rows: list[LoggedCheck] = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    raw = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise LogError(f"{path} line {number}: not JSON ({exc.msg})") from exc
+                if not isinstance(raw, dict):
+                    raise LogError(f"{path} line {number}: not a JSON object")
+                rows.append(_row(raw, f"{path} line {number}"))
+        else:
+            reader = csv.DictReader(handle)
+            missing = [n for n in REQUIRED if n not in (reader.fieldnames or [])]
+            if missing:
+                raise LogError(f"{path}: the header has no column {', '.join(missing)}")
+            for number, raw in enumerate(reader, start=2):
+                rows.append(_row(raw, f"{path} line {number}"))
+    if not rows:
+        raise LogError(f"{path}: no checks in the log")
+    return rows
+
+
+def write_log(path: Path, checks: Iterable) -> int:
+    """Write checks (anything with student, concept, verdict, time[, p_true]) as CSV."""
+    count = 0
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "concept", "verdict", "time", "p_true"])
+        for c in checks:
+            p_true = getattr(c, "p_true", None)
+            writer.writerow(
+                [
+                    c.student,
+                    c.concept,
+                    c.verdict,
+                    c.time.isoformat(),
+                    "" if p_true is None else f"{p_true:.6f}",
+                ]
+            )
+            count += 1
+    return count
+
+
+@dataclass
+class Split:
+    cuts: dict[str, datetime]
+    history: list[LoggedCheck]
+    targets: list[LoggedCheck]
+
+
+def split_at_cuts(checks: Sequence[LoggedCheck], *, history_share: float) -> Split:
+    """Per student: the cut is the time of their check number ceil(share · n) (time
+    order); checks before it are history, checks at or after it are to predict. A
+    student with one check has no cut (history only)."""
+    by_student: dict[str, list[LoggedCheck]] = defaultdict(list)
+    for check in checks:
+        by_student[check.student].append(check)
+    cuts: dict[str, datetime] = {}
+    history: list[LoggedCheck] = []
+    targets: list[LoggedCheck] = []
+    for student, rows in by_student.items():
+        rows.sort(key=lambda c: c.time)
+        k = math.ceil(history_share * len(rows))
+        if k <= 0 or k >= len(rows):
+            history.extend(rows)
+            continue
+        cut = rows[k].time
+        cuts[student] = cut
+        for row in rows:
+            (history if row.time < cut else targets).append(row)
+    return Split(cuts=cuts, history=history, targets=targets)
+
+
+# --------------------------------------------------------------------------------------
+# Scores
+# --------------------------------------------------------------------------------------
+
+
+def auc(predictions: Sequence[float], verdicts: Sequence[str]) -> float | None:
+    """Probability that a right answer was predicted higher than a wrong one (ties ½).
+    Partial verdicts are left out. None without both classes."""
+    scored = [
+        (p, v == "right") for p, v in zip(predictions, verdicts, strict=True) if v != "partial"
+    ]
+    positives = sum(1 for _, y in scored if y)
+    negatives = len(scored) - positives
+    if not positives or not negatives:
+        return None
+    scored.sort(key=lambda item: item[0])
+    rank_sum = 0.0
+    i = 0
+    while i < len(scored):
+        j = i
+        while j < len(scored) and scored[j][0] == scored[i][0]:
+            j += 1
+        average_rank = (i + 1 + j) / 2  # ranks i+1 .. j
+        rank_sum += average_rank * sum(1 for _, y in scored[i:j] if y)
+        i = j
+    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+@dataclass
+class Score:
+    name: str
+    auc: float | None
+    calibration: Calibration
+
+    @property
+    def ece(self) -> float | None:
+        return self.calibration.ece
+
+
+def score(name: str, predictions: Sequence[float], verdicts: Sequence[str]) -> Score:
+    return Score(
+        name=name,
+        auc=auc(predictions, verdicts),
+        calibration=calibration_compute(zip(predictions, verdicts, strict=True)),
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Baselines (pure, from the same pre-cut checks)
+# --------------------------------------------------------------------------------------
+
+
+def baselines(
+    history: Sequence[LoggedCheck], targets: Sequence[LoggedCheck]
+) -> dict[str, list[float]]:
+    per_concept: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    per_pair: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    total = [0.0, 0.0]
+    for c in history:
+        y = OUTCOME[c.verdict]
+        for bucket in (per_concept[c.concept], per_pair[(c.student, c.concept)], total):
+            bucket[0] += y
+            bucket[1] += 1
+    overall = total[0] / total[1] if total[1] else 0.5
+
+    def concept_mean(concept: str) -> float:
+        right, n = per_concept.get(concept, (0.0, 0.0))
+        return right / n if n else overall
+
+    out: dict[str, list[float]] = {"concept mean": [], "Laplace": [], "Beta(4) on concept mean": []}
+    for t in targets:
+        m = concept_mean(t.concept)
+        right, n = per_pair.get((t.student, t.concept), (0.0, 0.0))
+        out["concept mean"].append(m)
+        out["Laplace"].append((right + 1.0) / (n + 2.0))
+        out["Beta(4) on concept mean"].append(
+            (BETA_BASELINE_STRENGTH * m + right) / (BETA_BASELINE_STRENGTH + n)
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# The beliefs, through the real services
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class BeliefPredictions:
+    p_right: list[float]
+    from_belief: int  # targets predicted by a belief (the rest by the concept prior)
+    pairs: int
+    checks_appended: int
+    organization_slug: str
+
+
+def belief_predictions(split: Split, *, passes: int = 2, progress=None) -> BeliefPredictions:
+    """Derive the pre-cut checks into beliefs in a scratch organization and read p_right.
+
+    Each student's checks are appended as `check` episodes (topic = the concept's name,
+    routed by exact name as in production), with the after-commit derivation off; then
+    every pair is re-derived as of its cut (R-4.5), `passes` times, so that every pair's
+    prior leans on every other pair's beliefs. Call inside a transaction that the caller
+    rolls back to leave nothing behind.
+    """
+    from beliefs.apps import DERIVE_DISPATCH_UID
+    from beliefs.models import Belief
+    from beliefs.selectors import concept_priors, pair_own_counts
+    from beliefs.services import beliefs_rederive, on_episodes_appended
+    from concepts.models import Concept
+    from concepts.selectors import concept_key
+    from memory.services import (
+        EventSpec,
+        episode_append_batch,
+        organization_create,
+        pair_get_or_create,
+        student_get_or_create,
+        subject_get_or_create,
+    )
+    from memory.signals import episodes_appended
+
+    tag = uuid.uuid4().hex[:8]
+    slug = f"evaluate-beliefs-{tag}"
+    org = organization_create(name=f"evaluate beliefs {tag}", slug=slug)
+    subject = subject_get_or_create(organization=org, external_id="evaluation")
+    names = sorted({c.concept for c in split.history} | {c.concept for c in split.targets})
+    Concept.objects.bulk_create(
+        [Concept(subject=subject, name=n, key=concept_key(n)) for n in names]
+    )
+    concept_ids = dict(Concept.objects.filter(subject=subject).values_list("name", "id"))
+    by_student: dict[str, list[LoggedCheck]] = defaultdict(list)
+    for c in split.history:
+        by_student[c.student].append(c)
+    students = sorted(set(by_student) | {t.student for t in split.targets})
+    pairs = {}
+    appended = 0
+    episodes_appended.disconnect(dispatch_uid=DERIVE_DISPATCH_UID)
+    try:
+        for student in students:
+            pair = pair_get_or_create(
+                student=student_get_or_create(organization=org, external_id=student[:200]),
+                subject=subject,
+            )
+            pairs[student] = pair
+            rows = sorted(by_student.get(student, []), key=lambda c: c.time)
+            events = [
+                EventSpec(
+                    kind="check",
+                    summary=f"{c.verdict} on {c.concept}"[:300],
+                    topic=c.concept,
+                    verdict=c.verdict,
+                    occurred_at=c.time,
+                )
+                for c in rows
+            ]
+            for start in range(0, len(events), 1000):
+                episode_append_batch(pair=pair, events=events[start : start + 1000], embed=False)
+            appended += len(events)
+    finally:
+        episodes_appended.connect(on_episodes_appended, dispatch_uid=DERIVE_DISPATCH_UID)
+    with_history = [s for s in students if by_student.get(s)]
+    for round_number in range(passes):
+        for i, student in enumerate(with_history):
+            last = max(c.time for c in by_student[student])
+            beliefs_rederive(pair=pairs[student], now=split.cuts.get(student, last))
+            if progress:
+                progress(round_number, i + 1, len(with_history))
+
+    current: dict[tuple[int, int], float] = {}
+    for pair_id, concept_id, p_right in (
+        Belief.objects.current()
+        .filter(pair__subject=subject)
+        .values_list("pair_id", "concept_id", "p_right")
+    ):
+        current[(pair_id, concept_id)] = p_right
+    # What a belief would start from, per pair: the concept's prior over the other
+    # students, shifted by the student's level on their other concepts.
+    priors: dict[int, tuple] = {}
+    predictions: list[float] = []
+    from_belief = 0
+    for t in split.targets:
+        pair = pairs[t.student]
+        concept_id = concept_ids[t.concept]
+        p = current.get((pair.pk, concept_id))
+        if p is None:
+            if pair.pk not in priors:
+                priors[pair.pk] = (
+                    concept_priors(subject_id=subject.pk, exclude_pair_id=pair.pk),
+                    pair_own_counts(pair_id=pair.pk),
+                )
+            table, own = priors[pair.pk]
+            p = table.for_student(concept_id, own).mean
+        else:
+            from_belief += 1
+        predictions.append(p)
+    return BeliefPredictions(
+        p_right=predictions,
+        from_belief=from_belief,
+        pairs=len(pairs),
+        checks_appended=appended,
+        organization_slug=slug,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class EvaluationReport:
+    checks: int
+    students: int
+    concepts: int
+    history: int
+    targets: int
+    from_belief: int
+    scores: list[Score] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "checks": self.checks,
+            "students": self.students,
+            "concepts": self.concepts,
+            "history_checks": self.history,
+            "predicted_checks": self.targets,
+            "predicted_by_a_belief": self.from_belief,
+            "scores": [
+                {
+                    "name": s.name,
+                    "auc": s.auc,
+                    "ece": s.ece,
+                    "bins": [b.as_dict() for b in s.calibration.bins],
+                }
+                for s in self.scores
+            ],
+        }
+
+
+BELIEFS_NAME = "beliefs (p_right)"
+
+
+def evaluate(
+    checks: Sequence[LoggedCheck],
+    *,
+    history_share: float = DEFAULT_HISTORY_SHARE,
+    passes: int = 2,
+    progress=None,
+) -> EvaluationReport:
+    split = split_at_cuts(checks, history_share=history_share)
+    if not split.targets:
+        raise LogError("no check falls after a student's cut: nothing to predict")
+    verdicts = [t.verdict for t in split.targets]
+    beliefs = belief_predictions(split, passes=passes, progress=progress)
+    report = EvaluationReport(
+        checks=len(checks),
+        students=len({c.student for c in checks}),
+        concepts=len({c.concept for c in checks}),
+        history=len(split.history),
+        targets=len(split.targets),
+        from_belief=beliefs.from_belief,
+    )
+    report.scores.append(score(BELIEFS_NAME, beliefs.p_right, verdicts))
+    for name, predictions in baselines(split.history, split.targets).items():
+        report.scores.append(score(name, predictions, verdicts))
+    if all(t.p_true is not None for t in split.targets):
+        report.scores.append(
+            score("truth (generating model)", [t.p_true for t in split.targets], verdicts)
+        )
+    return report
+
+
+def format_report(report: EvaluationReport) -> str:
+    lines = [
+        f"{report.checks} checks, {report.students} students, {report.concepts} concepts; "
+        f"{report.history} before the cuts derived into beliefs, {report.targets} after "
+        f"them predicted ({report.from_belief} by a belief, the rest by the concept prior).",
+        "",
+        "| predictor | AUC | ECE |",
+        "|---|---|---|",
+    ]
+    for s in report.scores:
+        auc_text = "—" if s.auc is None else f"{s.auc:.3f}"
+        ece_text = "—" if s.ece is None else f"{s.ece:.3f}"
+        lines.append(f"| {s.name} | {auc_text} | {ece_text} |")
+    lines += ["", "Reliability (10 bins; mean predicted → mean outcome, count):", ""]
+    header = "| bin | " + " | ".join(s.name for s in report.scores) + " |"
+    lines += [header, "|---" * (len(report.scores) + 1) + "|"]
+    for i in range(len(report.scores[0].calibration.bins)):
+        cells = []
+        for s in report.scores:
+            b = s.calibration.bins[i]
+            cells.append(
+                "" if not b.count else f"{b.mean_predicted:.2f} → {b.mean_outcome:.2f} ({b.count})"
+            )
+        b0 = report.scores[0].calibration.bins[i]
+        lines.append(f"| {b0.lower:.1f}–{b0.upper:.1f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

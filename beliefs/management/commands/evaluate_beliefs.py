@@ -1,0 +1,128 @@
+"""Measure whether beliefs' p_right is calibrated and ranks well (issue #12).
+
+    manage.py evaluate_beliefs FILE [--history-share 0.7] [--json OUT] [--keep]
+    manage.py evaluate_beliefs --simulate SEED [--setting default] [--write FILE]
+    manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
+
+FILE is a CSV (header: student, concept, verdict, time[, p_true]) or JSON lines with the
+same keys; time is ISO 8601 with a zone; verdict right, partial or wrong. `--simulate`
+evaluates the seeded simulated population (beliefs/simulation.py), which carries the
+generating model's own probabilities; `--demo` evaluates checks of histories from the
+demo's own generator (tutorbrain/evaluation/generator.py, the cell-biology template).
+
+The beliefs are derived through the real services in a scratch organization inside one
+transaction that is rolled back at the end (`--keep` commits it instead). Prints AUC, ECE
+and a 10-bin reliability table for the beliefs beside the baselines of the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from beliefs import evaluation
+from beliefs.simulation import SETTINGS, simulate
+
+
+class _Rollback(Exception):
+    pass
+
+
+def demo_checks(*, students: int, seed: int) -> list[evaluation.LoggedCheck]:
+    """Checks of `students` histories from the demo's generator (cell biology, English)."""
+    from tutorbrain.evaluation.content import EN_CELLS
+    from tutorbrain.evaluation.generator import history_plan
+
+    rows = []
+    for index in range(students):
+        plan = history_plan(
+            seed=seed,
+            index=index,
+            template=EN_CELLS,
+            subject_external_id="cell-biology",
+            student_external_id=f"demo-{index:04d}",
+        )
+        for event in plan.events:
+            if event.kind == "check" and event.concepts:
+                rows.append(
+                    evaluation.LoggedCheck(
+                        student=plan.student_external_id,
+                        concept=event.concepts[0],
+                        verdict=event.verdict,
+                        time=event.occurred_at,
+                    )
+                )
+    return rows
+
+
+class Command(BaseCommand):
+    help = "AUC, ECE and a reliability table of beliefs' p_right beside baselines (issue #12)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", nargs="?", help="CSV or JSONL log of checks")
+        parser.add_argument("--simulate", type=int, metavar="SEED", help="simulated population")
+        parser.add_argument("--setting", default="default", help=f"one of {', '.join(SETTINGS)}")
+        parser.add_argument("--demo", type=int, metavar="STUDENTS", help="demo generator")
+        parser.add_argument("--seed", type=int, default=1, help="seed of --demo")
+        parser.add_argument("--write", help="also write the log used to this CSV file")
+        parser.add_argument("--history-share", type=float, default=evaluation.DEFAULT_HISTORY_SHARE)
+        parser.add_argument("--passes", type=int, default=2, help="re-derivation passes")
+        parser.add_argument("--json", help="write the numbers to this JSON file")
+        parser.add_argument("--keep", action="store_true", help="keep the scratch organization")
+
+    def handle(self, *args, **options):
+        sources = [options["file"], options["simulate"], options["demo"]]
+        if sum(s is not None for s in sources) != 1:
+            raise CommandError("give exactly one of FILE, --simulate SEED, --demo STUDENTS")
+        if not 0.0 < options["history_share"] < 1.0:
+            raise CommandError("--history-share must be between 0 and 1 (exclusive)")
+        if options["passes"] < 1:
+            raise CommandError("--passes must be at least 1")
+        try:
+            if options["file"] is not None:
+                checks = evaluation.read_log(Path(options["file"]))
+            elif options["simulate"] is not None:
+                if options["setting"] not in SETTINGS:
+                    raise CommandError(
+                        f"--setting must be one of {', '.join(SETTINGS)}: {options['setting']!r}"
+                    )
+                checks = simulate(options["simulate"], SETTINGS[options["setting"]])
+            else:
+                if options["demo"] < 2:
+                    raise CommandError("--demo needs at least 2 students")
+                checks = demo_checks(students=options["demo"], seed=options["seed"])
+        except evaluation.LogError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["write"]:
+            count = evaluation.write_log(Path(options["write"]), checks)
+            self.stderr.write(f"wrote {count} checks to {options['write']}")
+
+        def progress(round_number, done, total):
+            if done % 50 == 0 or done == total:
+                sys.stderr.write(f"\r  re-derivation pass {round_number + 1}: {done}/{total}")
+                if done == total:
+                    sys.stderr.write("\n")
+
+        report = None
+        try:
+            with transaction.atomic():
+                report = evaluation.evaluate(
+                    checks,
+                    history_share=options["history_share"],
+                    passes=options["passes"],
+                    progress=progress,
+                )
+                if not options["keep"]:
+                    raise _Rollback
+        except _Rollback:
+            pass
+        except evaluation.LogError as exc:
+            raise CommandError(str(exc)) from exc
+        assert report is not None
+        self.stdout.write(evaluation.format_report(report))
+        if options["json"]:
+            Path(options["json"]).write_text(json.dumps(report.as_dict(), indent=2))
