@@ -54,9 +54,7 @@ def belief_predictions(*, pair: Pair, before: datetime | None = None) -> list[tu
     out: list[tuple[float, str]] = []
     for chain in by_concept.values():
         evidence = set().union(*(links[r["pk"]] for r in chain))
-        for episode_id in evidence:
-            if episode_id not in check_rows:
-                continue
+        for episode_id in sorted(evidence & check_rows.keys(), key=lambda e: (check_rows[e][0], e)):
             at, verdict = check_rows[episode_id]
             stood = None
             for row in chain:

@@ -15,6 +15,8 @@ from beliefs import evaluation
 from beliefs.simulation import SETTINGS, Setting, simulate
 from memory.models import Organization
 
+pytestmark = pytest.mark.django_db
+
 SMALL = replace(SETTINGS["default"], students=60, concepts=8)
 
 

@@ -176,3 +176,18 @@ def test_rederivation_gives_every_current_belief_a_p_right_and_touches_no_episod
     [belief] = beliefs_current(pair=pair)
     assert belief.reason == "rederivation" and belief.p_right is not None
     assert belief.right_count == 1.0 and belief.check_count == 1
+
+
+def test_each_check_is_paired_with_the_p_right_of_the_belief_that_stood_before_it(pair, derive):
+    from beliefs.calibration import belief_predictions
+
+    make_concept(pair.subject, "Osmosis")
+    derive(pair, topic="Osmosis", verdict="wrong", at=T0)
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(1))
+    [belief] = beliefs_current(pair=pair)
+    decayed = belief_decay(belief=belief, now=T0 + days(50))
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(51))
+    # The first check had nothing before it; the second followed "0.40", the third the
+    # decayed row (what the block showed then).
+    assert belief_predictions(pair=pair) == [(0.4, "right"), (decayed.p_right, "right")]
+    assert belief_predictions(pair=pair, before=T0 + days(51)) == [(0.4, "right")]

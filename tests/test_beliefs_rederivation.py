@@ -72,9 +72,16 @@ def test_rederivation_after_a_rule_change_retires_old_beliefs_and_derives_new_on
 ):
     pair = history
     before = {b.concept.name: b for b in beliefs_current(pair=pair)}
-    # Osmosis (2 + 2) / (4 + 3) = 0.57 under the default prior; Cytoplasm 2 / 5 = 0.4.
+    # Osmosis (2 + 2) / (4 + 3) = 0.57 under the default prior. Cytoplasm's prior is
+    # lifted by the student's level on Osmosis (2 of 3 against 0.5: +0.5 / (3 + 20)).
     assert (before["Osmosis"].claim, before["Osmosis"].p_right) == ("understands", 0.57)
-    assert (before["Cytoplasm"].claim, before["Cytoplasm"].confidence) == ("struggles", 0.6)
+    cytoplasm = before["Cytoplasm"]
+    assert cytoplasm.prior_right == pytest.approx(0.5 + 0.5 / 23)
+    assert (cytoplasm.claim, cytoplasm.p_right) == (
+        "struggles",
+        round(4 * cytoplasm.prior_right / 5, 2),
+    )
+    assert cytoplasm.confidence == round(1 - cytoplasm.p_right, 2)
     episodes_before = Episode.objects.filter(pair=pair).count()
     chain_before = _chain_snapshot(pair)
 
@@ -87,11 +94,15 @@ def test_rederivation_after_a_rule_change_retires_old_beliefs_and_derives_new_on
     assert (result.beliefs_retired, result.checks_replayed, result.checks_linked) == (2, 5, 4)
     assert result.beliefs_derived == 2
     after = {b.concept.name: b for b in beliefs_current(pair=pair)}
-    # (2 + 1) / (4 + 3) = 0.43.
-    assert (after["Osmosis"].claim, after["Osmosis"].p_right) == ("struggles", 0.43)
-    assert after["Osmosis"].confidence == 0.57
-    assert after["Osmosis"].reason == "rederivation" and after["Osmosis"].check_count == 3
-    assert (after["Cytoplasm"].claim, after["Cytoplasm"].confidence) == ("struggles", 0.6)
+    # (4m + 1) / (4 + 3), m lowered by the wrong Cytoplasm answer: −0.5 / (1 + 20).
+    osmosis = after["Osmosis"]
+    assert osmosis.prior_right == pytest.approx(0.5 - 0.5 / 21)
+    assert (osmosis.claim, osmosis.p_right) == (
+        "struggles",
+        round((4 * osmosis.prior_right + 1) / 7, 2),
+    )
+    assert osmosis.reason == "rederivation" and osmosis.check_count == 3
+    assert after["Cytoplasm"].claim == "struggles"
 
     # The old rows are still there, unchanged and readable, in the same chain.
     old = Belief.objects.get(pk=before["Osmosis"].pk)
@@ -153,11 +164,13 @@ def test_a_concept_left_for_the_decay_age_while_the_student_went_on_is_rederived
     )
     beliefs_rederive(pair=history, now=T0 + days(400))
     current = {b.concept.name: b for b in beliefs_current(pair=history)}
-    assert current["Cytoplasm"].needs_confirmation
-    assert current["Cytoplasm"].p_right == rules.decayed_p_right(
-        p_right=0.4, prior_mean=0.5, claim="struggles"
+    cytoplasm = current["Cytoplasm"]
+    assert cytoplasm.needs_confirmation
+    undecayed = round(4 * cytoplasm.prior_right / 5, 2)
+    assert cytoplasm.p_right == rules.decayed_p_right(
+        p_right=undecayed, prior_mean=cytoplasm.prior_right, claim="struggles"
     )
-    assert current["Cytoplasm"].p_right > 0.4
+    assert undecayed < cytoplasm.p_right <= cytoplasm.prior_right
     assert not current["Osmosis"].needs_confirmation
 
 
@@ -167,7 +180,11 @@ def test_rederiving_an_imported_year_old_history_does_not_mark_everything_decaye
     current = beliefs_current(pair=history)
     assert len(current) == 2
     assert not any(b.needs_confirmation for b in current)
-    assert {b.concept.name: b.p_right for b in current} == {"Osmosis": 0.57, "Cytoplasm": 0.4}
+    # Each p_right is its posterior, undecayed: (4m + right) / (4 + checks).
+    expected = {"Osmosis": (2.0, 3), "Cytoplasm": (0.0, 1)}
+    for b in current:
+        right, n = expected[b.concept.name]
+        assert b.p_right == round((4 * b.prior_right + right) / (4 + n), 2)
 
 
 def test_a_failure_halfway_leaves_the_previous_beliefs_current(history, monkeypatch):

@@ -314,30 +314,56 @@ def test_the_nightly_verification_is_bounded_by_the_batch_size(pair, settings):
 # --- self-model ----------------------------------------------------------
 
 
-def _predicted_checks(pair, n):
-    for i in range(n):
+def _predicted_checks(pair, n, *, topic="nowhere-topic"):
+    return [
         episode_append(
             pair=pair,
             kind="check",
             summary=f"check {i}",
-            topic="nowhere-topic",
+            topic=topic,
             verdict="right",
             predicted_mastery=0.8,
             occurred_at=at(10, i),
             now=at(10, i),
             embed=False,
-        )
+        ).pk
+        for i in range(n)
+    ]
 
 
-def test_the_self_model_is_calibrated_at_five_predicted_checks(pair):
-    _predicted_checks(pair, 5)
+def test_the_self_model_is_calibrated_at_five_predicted_checks_and_five_after_a_belief(pair):
+    from beliefs.services import beliefs_derive_from_checks
+
+    Concept.objects.create(subject=pair.subject, name="Fractions", key=concept_key("Fractions"))
+    ids = _predicted_checks(pair, 6, topic="Fractions")
+    beliefs_derive_from_checks(pair=pair, episode_ids=ids)
 
     cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
 
     model = SelfModel.objects.get(pair=pair)
     assert model.calibrated
     assert model.ece == pytest.approx(0.2)
-    assert "expected calibration error 0.20" in self_model_limits_sentence(pair=pair)
+    # The first check had no belief before it; each of the other five followed one.
+    assert model.belief_predictions == 5
+    assert model.calibration.belief_predictions == 5 and len(model.calibration.belief_bins) == 10
+    # Six rights in a row: every p_right (0.60, 0.67, …) ran below the outcome.
+    assert model.belief_ece == pytest.approx(
+        sum(1 - p for p in (0.6, 0.67, 0.71, 0.75, 0.78)) / 5, abs=0.01
+    )
+    sentence = self_model_limits_sentence(pair=pair)
+    assert "expected calibration error 0.20" in sentence
+    assert "on 5 checks that followed a belief (p_right" in sentence
+
+
+def test_the_self_model_is_not_calibrated_until_checks_have_followed_a_belief(pair):
+    _predicted_checks(pair, 5)
+
+    cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
+
+    model = SelfModel.objects.get(pair=pair)
+    assert model.predicted_checks == 5 and model.belief_predictions == 0
+    assert not model.calibrated
+    assert "fewer than 5 checks have followed a belief" in self_model_limits_sentence(pair=pair)
 
 
 def test_the_self_model_is_not_calibrated_at_four_predicted_checks(pair):

@@ -30,6 +30,8 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
         calibrated=True,
         predicted_checks=7,
         ece=0.125,
+        belief_predictions=9,
+        belief_ece=0.04,
     )
 
     sentence = self_model_limits_sentence(pair=pair)
@@ -37,3 +39,4 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
     assert "ranking" not in sentence
     assert "7 checks" in sentence
     assert "0.12" in sentence or "0.13" in sentence
+    assert "9 checks that followed a belief (p_right, expected calibration error 0.04)" in sentence
