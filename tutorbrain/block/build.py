@@ -407,11 +407,21 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
             request, vector=vector, route=route
         )
     _check(cancelled)
-    reading: MessageReading = read_message(message)
+    # The subject's language reads a message whose own language is unclear ("ok", "DNA").
+    fallback_language = subject.language if subject else "en"
+    reading: MessageReading = read_message(message, fallback_language=fallback_language)
     zone = student_zone(student.timezone if student else "UTC")
     window = parse_time_window(
-        message, now=request.now, timezone_name=student.timezone if student else "UTC"
+        message,
+        now=request.now,
+        timezone_name=student.timezone if student else "UTC",
+        fallback_language=fallback_language,
     )
+    future_window: TimeWindow | None = None
+    if window is not None and window.after(request.now):
+        # Nothing can have happened in it yet: filtering by it could only empty the
+        # block. It is ignored, and the block says so.
+        future_window, window = window, None
     mode = "history" if reading.history else "ordinary"
 
     routed: list[str] = []
@@ -482,6 +492,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         window_label=window.label if window else None,
         window_preposition=window.preposition if window else "in",
         window_empty=window is not None and not candidates,
+        future_window_label=future_window.label if future_window else None,
         has_history=has_history,
     )
     # Stale-citation labels only for answers that may be shown: one query for all.

@@ -28,6 +28,10 @@ WINDOW_LINE = (
     "from {label}."
 )
 NO_RECORD_LINE = "No record of work with this student {preposition} {label}."
+FUTURE_WINDOW_LINE = (
+    "The student names {label}, which has not happened yet: the earlier work below is not "
+    "limited to it."
+)
 BELIEFS_HEADER = (
     "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1; "
     "p_right = chance they get the next check on it right):"
@@ -169,6 +173,7 @@ class BlockParts:
     window_label: str | None = None
     window_preposition: str = "in"
     window_empty: bool = False
+    future_window_label: str | None = None  # a window after `now`, ignored
     has_history: bool = True  # False: nothing at all on record for this pair
     # History mode: episodes grouped by kind group, each best first, taken in turn.
     episode_groups: list[list[EpisodeLine]] = field(default_factory=list)
@@ -200,6 +205,8 @@ def frame_lines(parts: BlockParts) -> tuple[list[str], list[str]]:
     if parts.window_label:
         template = NO_RECORD_LINE if parts.window_empty else WINDOW_LINE
         head.append(template.format(preposition=parts.window_preposition, label=parts.window_label))
+    elif parts.future_window_label:
+        head.append(FUTURE_WINDOW_LINE.format(label=parts.future_window_label))
     tail = [HOW_TO_USE.format(limits=parts.limits_sentence).rstrip(), FRAME_END]
     return head, tail
 

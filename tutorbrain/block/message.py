@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from tutorbrain import language
+from tutorbrain.block.timewindow import time_words
 
 # The full-text pool ORs at most this many distinctive words of the message.
 MAX_QUERY_TERMS = 12
@@ -27,11 +28,8 @@ class MessageReading:
 
 @cache
 def _non_topic_words() -> frozenset[str]:
-    """Words that say how or when the student asks, never what about."""
-    out: set[str] = set(language.all_month_names())
-    for code in language.languages():
-        for phrase, _, _ in language.relative_phrases(code):
-            out.update(phrase.split(" "))
+    """Words that say how the student asks, never what about (when: `time_words`)."""
+    out: set[str] = set()
     for key in ("utterance_cues", "question_words", "month_context_words"):
         for phrase in language.cue_set(key):
             out.update(phrase.split(" "))
@@ -47,12 +45,15 @@ def asks_about_mistakes(message: str) -> bool:
     return bool(message) and language.find_cue(message, "mistake_cues") is not None
 
 
-def read_message(message: str) -> MessageReading:
+def read_message(message: str, *, fallback_language: str = "en") -> MessageReading:
     """The history flag and the topic words of a message.
 
     History cue phrases and time phrases are cut out before the topic words are taken:
     in "What did I get wrong so far?" nothing is left (no topic: the record itself is
-    the subject), in "¿Qué vimos en julio sobre la ósmosis?" only "osmosis" is.
+    the subject), in "¿Qué vimos en julio sobre la ósmosis?" only "osmosis" is. Only
+    the words read as time in the message's own language are cut: "Mai" and "Marco"
+    stay topic words of an English message, "Janeiro" of "Rio de Janeiro".
+    `fallback_language` is the language the message is read in when its own is unclear.
     """
     if not message or not message.strip():
         return MessageReading(history=False, terms=())
@@ -62,7 +63,7 @@ def read_message(message: str) -> MessageReading:
     if pattern is not None and pattern.search(text):
         history = True
         text = pattern.sub(" ", text)
-    skip = _non_topic_words()
+    skip = _non_topic_words() | time_words(message, fallback_language=fallback_language)
     terms: list[str] = []
     for word in language.search_terms(text):
         if word in skip or word in terms:

@@ -196,7 +196,7 @@ DATA = {
     ],
     "extra_relative": {
         "day": {-1: ["البارحة", "امس"]},
-        "week": {-1: ["الاسبوع الماضي"]},
+        "week": {-1: ["الاسبوع الماضي", "الأسبوع السابق"]},
         "month": {-1: ["الشهر الفائت"]},
     },
     # The Arabic article is joined to the noun and removed by the key itself.
@@ -268,4 +268,28 @@ DATA = {
         ("\ufb50", "\ufdff"),
         ("\ufe70", "\ufeff"),
     ],
+    # Time windows (tutorbrain.block.timewindow). Words read around a month name:
+    # `month_context_words` make it a month ("in July", "en julio"); `name_connectors`
+    # join the words of a proper name ("Rio de Janeiro", "Avenue de Mai"), so a month
+    # name joined to a capitalised word is part of a name, not a date; `date_joiners` may
+    # stand between a day, its month and its year ("9th of June", "9 de junio de 2023");
+    # `last_week_of_month` reads "the last week of October" as October's last seven days.
+    # "مارس" is also the verb "practised": a month after a context word or before a number.
+    "ambiguous_month_words": ["مارس"],
+    "month_context_words": [
+        "في",
+        "شهر",
+        "منذ",
+        "خلال",
+        "حتى",
+        "قبل",
+        "بعد",
+        "بداية",
+        "نهاية",
+        "أوائل",
+        "أواخر",
+    ],
+    "name_connectors": [],
+    "date_joiners": ["من"],
+    "last_week_of_month": ["الأسبوع الأخير من", "آخر أسبوع من", "الأسبوع الأخير في"],
 }

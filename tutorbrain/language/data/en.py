@@ -262,7 +262,7 @@ DATA = {
     # Extra relative-time phrases beyond CLDR's (CLDR gives yesterday/last week/last month).
     "extra_relative": {
         "day": {-1: ["the day before"]},
-        "week": {-1: ["past week", "previous week"]},
+        "week": {-1: ["past week", "previous week", "the week before", "a week before"]},
         "month": {-1: ["past month", "previous month"]},
     },
     # Articles dropped from the front of a concept name before keying ("the cell").
@@ -468,4 +468,13 @@ DATA = {
     ],
     "detection_characters": "",
     "detection_contractions": ["t", "s", "re", "ve", "ll", "m", "d"],
+    # Time windows (tutorbrain.block.timewindow). Words read around a month name:
+    # `month_context_words` make it a month ("in July", "en julio"); `name_connectors`
+    # join the words of a proper name ("Rio de Janeiro", "Avenue de Mai"), so a month
+    # name joined to a capitalised word is part of a name, not a date; `date_joiners` may
+    # stand between a day, its month and its year ("9th of June", "9 de junio de 2023");
+    # `last_week_of_month` reads "the last week of October" as October's last seven days.
+    "name_connectors": ["of", "the", "de", "da", "do", "du", "del", "la", "le", "van", "von"],
+    "date_joiners": ["of", "the", "th", "st", "nd", "rd"],
+    "last_week_of_month": ["last week of", "final week of"],
 }

@@ -239,7 +239,11 @@ DATA = {
         "te equivocaste",
         "hicimos",
     ],
-    "extra_relative": {"week": {-1: ["semana pasada"]}, "month": {-1: ["mes pasado"]}},
+    "extra_relative": {
+        "day": {-1: ["el día anterior", "el día antes"]},
+        "week": {-1: ["semana pasada", "la semana anterior", "la semana antes"]},
+        "month": {-1: ["mes pasado", "el mes anterior"]},
+    },
     "leading_articles": ["el", "la", "los", "las", "un", "una", "lo"],
     "definition_copulas": ["es", "son", "se refiere a", "significa", "se define como", "se llama"],
     "ordinal_words": [
@@ -411,4 +415,24 @@ DATA = {
         "vale",
     ],
     "detection_characters": "ñ¿¡",
+    # Time windows (tutorbrain.block.timewindow). Words read around a month name:
+    # `month_context_words` make it a month ("in July", "en julio"); `name_connectors`
+    # join the words of a proper name ("Rio de Janeiro", "Avenue de Mai"), so a month
+    # name joined to a capitalised word is part of a name, not a date; `date_joiners` may
+    # stand between a day, its month and its year ("9th of June", "9 de junio de 2023");
+    # `last_week_of_month` reads "the last week of October" as October's last seven days.
+    "ambiguous_month_words": [],
+    "month_context_words": [
+        "en",
+        "de",
+        "del",
+        "desde",
+        "hasta",
+        "durante",
+        "pasado",
+        "este",
+    ],
+    "name_connectors": ["de", "del", "la", "las", "los", "y"],
+    "date_joiners": ["de", "del"],
+    "last_week_of_month": ["última semana de", "ultima semana de"],
 }

@@ -219,7 +219,11 @@ DATA = {
         "tu t'es trompé",
         "nous avons fait",
     ],
-    "extra_relative": {"week": {-1: ["semaine dernière"]}, "month": {-1: ["mois dernier"]}},
+    "extra_relative": {
+        "day": {-1: ["la veille"]},
+        "week": {-1: ["semaine dernière", "la semaine précédente", "la semaine d'avant"]},
+        "month": {-1: ["mois dernier", "le mois précédent"]},
+    },
     "leading_articles": ["le", "la", "les", "l", "un", "une"],
     "definition_copulas": ["est", "sont", "désigne", "signifie", "se définit comme", "s'appelle"],
     "ordinal_words": [
@@ -405,4 +409,32 @@ DATA = {
         "puisqu",
         "aujourd",
     ],
+    # Time windows (tutorbrain.block.timewindow). Words read around a month name:
+    # `month_context_words` make it a month ("in July", "en julio"); `name_connectors`
+    # join the words of a proper name ("Rio de Janeiro", "Avenue de Mai"), so a month
+    # name joined to a capitalised word is part of a name, not a date; `date_joiners` may
+    # stand between a day, its month and its year ("9th of June", "9 de junio de 2023");
+    # `last_week_of_month` reads "the last week of October" as October's last seven days.
+    # "mars" is also the planet: a month after a context word or before a number only.
+    "ambiguous_month_words": ["mars"],
+    "month_context_words": [
+        "en",
+        "de",
+        "d",
+        "du",
+        "depuis",
+        "jusqu",
+        "pendant",
+        "début",
+        "fin",
+        "mi",
+        "dernier",
+        "ce",
+        "avant",
+        "après",
+        "mois",
+    ],
+    "name_connectors": ["de", "d", "du", "des", "la", "le", "l", "et"],
+    "date_joiners": ["er", "le"],
+    "last_week_of_month": ["dernière semaine de", "dernière semaine d"],
 }

@@ -221,7 +221,11 @@ DATA = {
         "você errou",
         "fizemos",
     ],
-    "extra_relative": {"week": {-1: ["na semana passada"]}, "month": {-1: ["no mês passado"]}},
+    "extra_relative": {
+        "day": {-1: ["o dia anterior", "no dia anterior"]},
+        "week": {-1: ["na semana passada", "a semana anterior", "na semana anterior"]},
+        "month": {-1: ["no mês passado", "o mês anterior"]},
+    },
     "leading_articles": ["o", "a", "os", "as", "um", "uma"],
     "definition_copulas": ["é", "são", "refere-se a", "significa", "é definido como", "chama-se"],
     "ordinal_words": [
@@ -391,4 +395,25 @@ DATA = {
         "bem",
     ],
     "detection_characters": "ãõâêôàç",
+    # Time windows (tutorbrain.block.timewindow). Words read around a month name:
+    # `month_context_words` make it a month ("in July", "en julio"); `name_connectors`
+    # join the words of a proper name ("Rio de Janeiro", "Avenue de Mai"), so a month
+    # name joined to a capitalised word is part of a name, not a date; `date_joiners` may
+    # stand between a day, its month and its year ("9th of June", "9 de junio de 2023");
+    # `last_week_of_month` reads "the last week of October" as October's last seven days.
+    "ambiguous_month_words": [],
+    "month_context_words": [
+        "em",
+        "no",
+        "de",
+        "do",
+        "desde",
+        "até",
+        "durante",
+        "passado",
+        "este",
+    ],
+    "name_connectors": ["de", "da", "do", "das", "dos", "e"],
+    "date_joiners": ["de", "do"],
+    "last_week_of_month": ["última semana de", "ultima semana de"],
 }
