@@ -151,8 +151,9 @@ def _calendar_words() -> frozenset[str]:
     out: set[str] = set()
     for code in language.languages():
         out.update(language.month_names(code))
-        for names in Locale.parse(code).days["format"].values():
-            out.update(language.normalize(n).rstrip(".") for n in names.values())
+        for width in ("wide", "abbreviated"):
+            names = Locale.parse(code).days["format"][width].values()
+            out.update(language.normalize(n).rstrip(".") for n in names)
     return frozenset(out)
 
 
