@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tutorbrain import language
@@ -128,12 +128,17 @@ class _Token:
     gap: str  # what stands between the previous token and this one
 
 
+@lru_cache(maxsize=8192)
+def _normalize_word(text: str) -> str:
+    return language.normalize(text)
+
+
 def _tokens(message: str) -> list[_Token]:
     out: list[_Token] = []
     last = 0
     for match in _TOKEN.finditer(message):
         text = match.group()
-        out.append(_Token(text, language.normalize(text), message[last : match.start()]))
+        out.append(_Token(text, _normalize_word(text), message[last : match.start()]))
         last = match.end()
     return out
 
@@ -278,17 +283,33 @@ def _relative_phrase(text: str, code: str) -> tuple[str, str, int] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Reading:
+    tokens: tuple[_Token, ...]
+    mentions: tuple[_MonthMention, ...]
+    relative: tuple[str, str, int] | None
+
+
+@lru_cache(maxsize=64)
+def _read(message: str, fallback_language: str) -> _Reading:
+    """What the message says about time, independent of `now` (a build reads it twice)."""
+    code = language.detect(message, fallback=fallback_language)
+    tokens = _tokens(message)
+    return _Reading(
+        tokens=tuple(tokens),
+        mentions=tuple(_month_mentions(tokens, code)),
+        relative=_relative_phrase(language.normalized_phrase(message), code),
+    )
+
+
 def time_words(message: str, *, fallback_language: str = "en") -> frozenset[str]:
     """The normalised words that name the message's time: never topic words."""
     if not message:
         return frozenset()
-    code = language.detect(message, fallback=fallback_language)
-    tokens = _tokens(message)
-    out: set[str] = set()
-    out.update(tokens[m.index].norm for m in _month_mentions(tokens, code))
-    found = _relative_phrase(language.normalized_phrase(message), code)
-    if found is not None:
-        out.update(found[0].split(" "))
+    reading = _read(message, fallback_language)
+    out = {reading.tokens[m.index].norm for m in reading.mentions}
+    if reading.relative is not None:
+        out.update(reading.relative[0].split(" "))
     return frozenset(out)
 
 
@@ -317,11 +338,9 @@ def _anchor_day(year: int, mention: _MonthMention) -> date | None:
 
 
 def _parse(message: str, *, now: datetime, zone: ZoneInfo, fallback_language: str):
-    code = language.detect(message, fallback=fallback_language)
     today = now.astimezone(zone).date()
-    tokens = _tokens(message)
-    relative = _relative_phrase(language.normalized_phrase(message), code)
-    mentions = _month_mentions(tokens, code)
+    reading = _read(message, fallback_language)
+    tokens, mentions, relative = reading.tokens, reading.mentions, reading.relative
     window: TimeWindow | None = None
     if mentions:
         mention = mentions[0]
