@@ -12,6 +12,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -27,17 +28,54 @@ from concepts.models import (
     SubjectMap,
     TaughtNote,
 )
-from concepts.picture import map_svg
+from concepts.picture import BAND_COLOURS, BAND_LABELS, DEFAULT_DRAWN, MAX_DRAWN, picture_svg
+from concepts.selectors import MapCycle, map_cycles, map_picture
 from concepts.services import concept_teach, file_reading_requeue, file_remove, file_upload
 from memory.admin import LargeTablePaginator, ReadOnlyAdmin
 from memory.errors import InvalidInput
 from memory.models import Subject
 
 TEACH_PERMISSION = "concepts.teach_concept"
+TEACHING_ORDER_PAGE_SIZE = 100
 
 
 def _percent(value: float) -> str:
     return f"{round(value * 100)}%"
+
+
+def _bounded_int(raw: str | None, default: int, low: int, high: int) -> int:
+    """A page parameter as an int within [low, high]; anything else is the default."""
+    try:
+        return min(max(int(raw or default), low), high)
+    except ValueError:
+        return default
+
+
+CYCLES_LISTED = 5
+CYCLE_NAMES_SHOWN = 5
+
+
+def _cycle_lines(cycles: list[MapCycle]) -> list[tuple[str, list[str] | None]]:
+    """One line per cycle (the biggest first): its size and its most central names.
+
+    A cycle of 220 concepts is one line, not 220 names; the full list is there to
+    unfold.
+    """
+    lines: list[tuple[str, list[str] | None]] = []
+    for cycle in cycles[:CYCLES_LISTED]:
+        shown = ", ".join(cycle.names[:CYCLE_NAMES_SHOWN])
+        if cycle.size > CYCLE_NAMES_SHOWN:
+            more = cycle.size - CYCLE_NAMES_SHOWN
+            lines.append(
+                (f"{cycle.size:,} concepts, most central: {shown} and {more:,} more", cycle.names)
+            )
+        else:
+            lines.append((f"{cycle.size} concepts: {shown}", None))
+    if len(cycles) > CYCLES_LISTED:
+        rest = cycles[CYCLES_LISTED:]
+        size = sum(c.size for c in rest)
+        lines.append((f"and {len(rest)} smaller cycles ({size:,} concepts)", None))
+    return lines
 
 
 # --- teaching forms --------------------------------------------------------------------
@@ -90,7 +128,8 @@ class SubjectMapAdmin(ReadOnlyAdmin):
 
     @admin.display(description="cycle")
     def cycle_note(self, obj: SubjectMap) -> str:
-        return ", ".join(obj.cycle) if obj.cycle else "—"
+        # A count, never the names: one cycle can hold hundreds (see the map page).
+        return f"{len(obj.cycle):,} concepts on cycles" if obj.cycle else "—"
 
     def get_urls(self):
         return [
@@ -109,26 +148,51 @@ class SubjectMapAdmin(ReadOnlyAdmin):
         if not self.has_view_permission(request, subject_map):
             raise PermissionDenied
         subject = subject_map.subject
-        concepts = list(
+        # The teaching order a page at a time: the page's cost stays that of one page
+        # whatever the map's size (a 1,000-concept map is 10 pages).
+        order = Paginator(
             Concept.objects.filter(subject=subject)
-            .order_by("teaching_rank", "name")
+            .order_by("teaching_rank", "name", "pk")
+            .values_list("pk", flat=True),
+            TEACHING_ORDER_PAGE_SIZE,
+        )
+        page = order.get_page(request.GET.get("page"))
+        # Only what the table shows: no name vectors, no file contents.
+        concepts = list(
+            Concept.objects.filter(pk__in=list(page.object_list))
+            .defer("embedding", "definition")
+            .order_by("teaching_rank", "name", "pk")
             .prefetch_related(
                 Prefetch(
                     "sources",
-                    queryset=ConceptSource.objects.select_related("file").order_by("file__name"),
-                ),
+                    queryset=ConceptSource.objects.select_related("file")
+                    .only(
+                        "concept_id",
+                        "pages",
+                        "file__name",
+                        "file__replaced_at",
+                        "file__removed_at",
+                    )
+                    .order_by("file__name"),
+                ),  # fmt: skip
                 Prefetch(
                     "taught_notes",
-                    queryset=TaughtNote.objects.order_by("-created_at", "-pk"),
+                    queryset=TaughtNote.objects.only("concept_id", "note").order_by(
+                        "-created_at", "-pk"
+                    ),
                 ),
                 Prefetch(
                     "builds_on",
-                    queryset=Prerequisite.objects.select_related("prerequisite").order_by(
-                        "prerequisite__name"
-                    ),
+                    queryset=Prerequisite.objects.select_related("prerequisite")
+                    .only("concept_id", "prerequisite__name")
+                    .order_by("prerequisite__name"),
                 ),
             )
         )
+        cycles = map_cycles(subject_map=subject_map)
+        drawn = _bounded_int(request.GET.get("drawn"), DEFAULT_DRAWN, 1, MAX_DRAWN)
+        picture = map_picture(subject=subject, limit=drawn)
+        concept_url = reverse("admin:concepts_concept_change", args=[0]).replace("/0/", "/{}/")
         context = {
             **self.admin_site.each_context(request),
             "title": f"Concept map of {subject}",
@@ -136,8 +200,20 @@ class SubjectMapAdmin(ReadOnlyAdmin):
             "subject_map": subject_map,
             "subject": subject,
             "readiness_percent": _percent(subject_map.readiness),
+            "concept_count": f"{order.count:,}",
+            "cycles": cycles,
+            "cycle_lines": _cycle_lines(cycles),
             "concepts": concepts,
-            "svg": mark_safe(map_svg(subject=subject)),  # generated here by matplotlib
+            "page": page,
+            "page_range": list(order.get_elided_page_range(page.number)),
+            "picture": picture,
+            "default_drawn": DEFAULT_DRAWN,
+            "drawn_query": f"&drawn={drawn}" if drawn != DEFAULT_DRAWN else "",
+            "draw_more": min(drawn * 2, MAX_DRAWN) if picture.not_drawn_concepts else None,
+            "bands": [(BAND_COLOURS[b], BAND_LABELS[b]) for b in BAND_COLOURS],
+            "svg": mark_safe(  # written by concepts.picture, every name escaped there
+                picture_svg(picture, lambda pk: concept_url.format(pk))
+            ),
             "can_teach": request.user.has_perm(TEACH_PERMISSION),
             "teach_form": TeachNewConceptForm(),
             "teach_new_url": reverse("admin:concepts_subjectmap_teach_new", args=[subject_map.pk]),

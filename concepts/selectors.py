@@ -5,19 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
 
 from concepts.models import Concept, FileReading, Prerequisite, SubjectMap, TaughtNote
 from concepts.naming import concept_key, find_keys_in
+from concepts.picture import Picture, PictureConcept, picture_layout
 from memory.models import Subject
 
 __all__ = [
     "MapConcept",
+    "MapCycle",
     "MapView",
     "concept_by_name",
     "concept_find_named_in",
     "concept_key",
+    "map_cycles",
     "map_for_block",
+    "map_picture",
 ]
 
 
@@ -156,3 +160,73 @@ def teaching_order(*, subject: Subject) -> list[Concept]:
 
 def file_reading_get(*, file_id: int) -> FileReading | None:
     return FileReading.objects.select_related("file").filter(pk=file_id).first()
+
+
+def map_picture(*, subject: Subject, limit: int) -> Picture:
+    """The picture of the `limit` most central concepts (four queries, any map size).
+
+    Ordered by the (subject, -centrality) index; edges among the drawn only; the whole
+    map's counts for the "not drawn" line.
+    """
+    rows = list(
+        Concept.objects.filter(subject=subject)
+        .annotate(
+            has_edge=Exists(Prerequisite.objects.filter(concept=OuterRef("pk")))
+            | Exists(Prerequisite.objects.filter(prerequisite=OuterRef("pk")))
+        )
+        .order_by("-centrality", "teaching_rank", "pk")
+        .values_list("pk", "name", "readiness", "centrality", "has_edge")[:limit]
+    )
+    ids = [row[0] for row in rows]
+    edges = list(
+        Prerequisite.objects.filter(concept_id__in=ids, prerequisite_id__in=ids).values_list(
+            "prerequisite_id", "concept_id"
+        )
+    )
+    return picture_layout(
+        concepts=[PictureConcept(*row) for row in rows],
+        edges=edges,
+        concept_count=Concept.objects.filter(subject=subject).count(),
+        edge_count=Prerequisite.objects.filter(subject=subject).count(),
+    )
+
+
+@dataclass(frozen=True)
+class MapCycle:
+    names: list[str]  # most central first
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+
+def map_cycles(*, subject_map: SubjectMap) -> list[MapCycle]:
+    """The prerequisite cycles named in `SubjectMap.cycle`, one per strongly connected set.
+
+    `cycle` lists every concept on some cycle; which cycle each belongs to comes from the
+    edges among those concepts only (cost grows with the cycles, not the map). Biggest
+    first.
+    """
+    import networkx as nx
+
+    if not subject_map.cycle:
+        return []
+    members = dict(
+        Concept.objects.filter(subject_id=subject_map.subject_id, name__in=subject_map.cycle)
+        .order_by("-centrality", "name")
+        .values_list("pk", "name")
+    )
+    graph = nx.DiGraph()
+    graph.add_nodes_from(members)
+    graph.add_edges_from(
+        Prerequisite.objects.filter(
+            concept_id__in=list(members), prerequisite_id__in=list(members)
+        ).values_list("concept_id", "prerequisite_id")
+    )
+    rank = {pk: i for i, pk in enumerate(members)}
+    cycles = [
+        MapCycle([members[pk] for pk in sorted(component, key=rank.__getitem__)])
+        for component in nx.strongly_connected_components(graph)
+        if len(component) > 1
+    ]
+    return sorted(cycles, key=lambda c: (-c.size, c.names))

@@ -1,0 +1,136 @@
+"""Reading cost as a map grows (issue 13, item 7): a whole book, one file after another.
+
+Every section file of a development set is uploaded through the real HTTP endpoint
+(`POST /api/v1/files/`, run in-process by Django's test client: the real view, auth and
+middleware) and read by a real Celery worker, which this command starts on its own queue
+and stops at the end. One file is uploaded only when the previous one is read, so file k
+is read into a map holding files 1..k-1. The time of a reading is the worker's own
+(`FileReading.started_at` -> `finished_at`): parse, extraction, name vectors, merge and
+recomputation. Prints one line per file, then the median of the first and last ten.
+
+Run it on a scratch database: it creates an organization and writes a whole map.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.test import Client
+
+from concepts.models import FileReading, SubjectMap
+from memory.models import Subject
+from memory.services import api_key_create, organization_create
+
+WAIT_SECONDS_PER_FILE = 600
+
+
+def _median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000 if values else 0.0
+
+
+class Command(BaseCommand):
+    help = "Upload a development book file by file through the API; a worker reads each."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--devset", required=True, help="a folder holding text/*.md")
+        parser.add_argument("--language", default="", help="the subject's language (en, es, …)")
+        parser.add_argument("--limit", type=int, default=0, help="read only the first N files")
+        parser.add_argument(
+            "--no-worker",
+            action="store_true",
+            help="do not start a worker (one is already consuming CELERY_TASK_DEFAULT_QUEUE)",
+        )
+
+    def handle(self, *args, **options):
+        folder = Path(options["devset"]) / "text"
+        files = sorted(folder.glob("*.md"))
+        if not files:
+            raise CommandError(f"--devset: no text/*.md under {options['devset']}")
+        if options["limit"]:
+            files = files[: options["limit"]]
+        tag = uuid.uuid4().hex[:8]
+        organization = organization_create(name=f"bench reading {tag}", slug=f"bench-read-{tag}")
+        _, raw_key = api_key_create(organization=organization, name="bench")
+        queue = f"bench-reading-{tag}"
+        worker = None if options["no_worker"] else self._start_worker(queue)
+        try:
+            self._run(files, raw_key, tag, options["language"], organization)
+        finally:
+            if worker is not None:
+                worker.terminate()
+                worker.wait(timeout=30)
+
+    def _start_worker(self, queue: str) -> subprocess.Popen:
+        env = dict(os.environ)
+        env["TUTORBRAIN_DB_NAME"] = connection.settings_dict["NAME"]
+        env["CELERY_TASK_DEFAULT_QUEUE"] = queue
+        settings.CELERY_TASK_DEFAULT_QUEUE = queue
+        from config.celery import app
+
+        app.conf.task_default_queue = queue
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
+             "--concurrency=1", "-Q", queue, "--without-heartbeat", "--without-gossip",
+             "--without-mingle", "--loglevel=WARNING", "-n", f"{queue}@%h"],
+            cwd=settings.BASE_DIR,
+            env=env,
+        )  # fmt: skip
+
+    def _run(self, files: list[Path], raw_key: str, tag: str, language: str, organization):
+        client = Client(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
+        subject_id = f"book-{tag}"
+        durations: list[float] = []
+        for index, path in enumerate(files, start=1):
+            response = client.post(
+                "/api/v1/files/",
+                {
+                    "student": "bench-student",
+                    "subject": subject_id,
+                    "subject_language": language,
+                    "file": path.open("rb"),
+                },
+            )
+            if response.status_code not in (200, 201):
+                raise CommandError(f"{path.name}: upload answered {response.status_code}")
+            file_id = response.json()["file_id"]
+            reading = self._wait(file_id, path.name)
+            seconds = (reading.finished_at - reading.started_at).total_seconds()
+            durations.append(seconds)
+            subject = Subject.objects.get(organization=organization, external_id=subject_id)
+            size = SubjectMap.objects.filter(subject=subject).values_list(
+                "concept_count", flat=True
+            )
+            self.stdout.write(
+                f"{index:3d} {path.name:60s} {reading.state:6s} {seconds * 1000:8.0f} ms "
+                f"found {reading.concepts_found:3d}  map {size.first() or 0:5d} concepts"
+            )
+        first, last = durations[:10], durations[-10:]
+        ratio = _median_ms(last) / _median_ms(first) if first and _median_ms(first) else 0.0
+        self.stdout.write(
+            f"files {len(durations)}; median first ten {_median_ms(first):.0f} ms, "
+            f"last ten {_median_ms(last):.0f} ms, ratio {ratio:.2f}; "
+            f"all: median {_median_ms(durations):.0f} ms"
+        )
+
+    def _wait(self, file_id: int, name: str) -> FileReading:
+        deadline = time.monotonic() + WAIT_SECONDS_PER_FILE
+        while time.monotonic() < deadline:
+            reading = FileReading.objects.filter(pk=file_id).first()
+            if reading is not None and reading.state in (
+                FileReading.State.DONE,
+                FileReading.State.FAILED,
+            ):
+                if reading.state == FileReading.State.FAILED:
+                    raise CommandError(f"{name}: reading failed: {reading.reason}")
+                return reading
+            time.sleep(0.05)
+        raise CommandError(f"{name}: not read within {WAIT_SECONDS_PER_FILE} s")
