@@ -61,7 +61,7 @@ def derive(
     weighted = sum(centrality[n] * readiness[n] for n in graph.nodes) / total
 
     # Prerequisite -> concept: a topological order puts prerequisites first.
-    forward = graph.reverse(copy=True)
+    forward = graph.reverse(copy=False)  # a view: copying the attributes cost most of it
     condensed = nx.condensation(forward)
     cycle_nodes = sorted(
         (

@@ -45,6 +45,9 @@ class Concept(models.Model):
     name_language = models.CharField(max_length=8, blank=True)
     summary = models.CharField(max_length=500, blank=True)
     definition = models.TextField(blank=True)
+    # The distinct tokens of the definition (`concepts.lookup.definition_tokens`): which
+    # older definitions name a new concept is a GIN lookup, not a scan of every one.
+    definition_tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     layer = models.CharField(max_length=10, choices=Layer.choices, default=Layer.FILE)
     # Prerequisites a file assumes but no file explains and only this concept assumes
     # recorded here, drawn nowhere.
@@ -72,8 +75,13 @@ class Concept(models.Model):
             ),
         ]
         indexes = [
-            # Map lines fill by centrality.
-            models.Index(fields=["subject", "-centrality"], name="concept_subject_centrality_idx"),
+            # No index on centrality (or readiness, generation, teaching_rank): every
+            # reading rewrites them for most of the map, and with none of them indexed
+            # (and the table's fillfactor at 60, migration 0004) those are HOT updates;
+            # an index on one turned each into an insert into every index, the HNSW one
+            # included: 30-50x slower at a thousand concepts (docs/concept-map.md). The
+            # block's "top N by centrality" sorts the subject's rows (found by the
+            # subject index) instead.
             # Concept routing of a message: nearest concept names of the subject.
             HnswIndex(
                 name="concept_embedding_hnsw",
@@ -85,6 +93,8 @@ class Concept(models.Model):
             GinIndex(fields=["assumes"], name="concept_assumes_gin"),
             # concept_by_name: a name that was merged into a concept under another key.
             GinIndex(fields=["aliases"], name="concept_aliases_gin"),
+            # Reading a file: the older definitions that contain a new name's tokens.
+            GinIndex(fields=["definition_tokens"], name="concept_definition_tokens_gin"),
         ]
 
     def __str__(self) -> str:

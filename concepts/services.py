@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
-from concepts import graph, merge, reading
+from concepts import graph, lookup, merge, reading
 from concepts.extractors import (
     MAX_CONCEPTS_PER_FILE,
     ExtractedConcept,
@@ -67,11 +67,11 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------
 
 
-def concept_readiness(*, concept: Concept, explained: bool) -> float:
+def _readiness_band(*, taught: bool, confirmed: bool, explained: bool) -> float:
     """The readiness band of one concept: what the material says about it."""
-    if concept.taught:
+    if taught:
         return READINESS_TAUGHT
-    if concept.confirmed_by_check:
+    if confirmed:
         return READINESS_CONFIRMED
     if explained:
         return READINESS_EXPLAINED
@@ -94,20 +94,34 @@ def _explained_ids(subject: Subject) -> set[int]:
     )
 
 
-def _resolve_assumptions(subject: Subject, concepts: list[Concept]) -> list[Concept]:
+def _resolve_assumptions(subject: Subject) -> list[Concept]:
     """R-2.4: an assumed prerequisite is a node only when two or more concepts assume it.
 
     A name in `Concept.assumes` that some concept now carries (a file explained it, or a
     second concept assumed it and it became a node) turns into an edge and leaves the
     list; a name only one concept assumes stays recorded there, drawn nowhere.
+    Only the concepts that assume something are read, and the concepts carrying those
+    names are looked up by key and alias: the rest of the map is not loaded.
     """
+    assuming = list(
+        Concept.objects.filter(subject=subject, assumes__len__gt=0)
+        .only("pk", "assumes")
+        .order_by("pk")
+    )
+    if not assuming:
+        return []
+    wanted = sorted({concept_key(n) for c in assuming for n in c.assumes} - {""})
     by_key: dict[str, Concept] = {}
-    for concept in concepts:
+    for concept in (
+        Concept.objects.filter(pk__in=_ids_by_keys(subject, wanted))
+        .only("pk", "key", "aliases")
+        .order_by("pk")
+    ):
         by_key.setdefault(concept.key, concept)
         for alias in concept.aliases:
             by_key.setdefault(alias, concept)
     holders: dict[str, list[tuple[Concept, str]]] = defaultdict(list)
-    for concept in concepts:
+    for concept in assuming:
         for name in concept.assumes:
             key = concept_key(name)
             if key and all(h is not concept for h, _ in holders[key]):
@@ -141,36 +155,49 @@ def _resolve_assumptions(subject: Subject, concepts: list[Concept]) -> list[Conc
 
 
 def _recompute_locked(subject_map: SubjectMap, now: datetime) -> SubjectMap:
+    """Assumed nodes, then every derived number of the map, written where it changed.
+
+    PageRank and the teaching order are global, so the whole map's ids and edges are
+    read; as plain tuples (no model objects, no vectors, no definitions), which keeps
+    this a small share of a reading at a thousand concepts (docs/concept-map.md).
+    """
     subject = subject_map.subject
-    concepts = list(Concept.objects.filter(subject=subject).order_by("pk"))
-    created = _resolve_assumptions(subject, concepts)
-    concepts.extend(created)
-    before = {(c.pk, c.readiness, c.centrality, c.generation, c.teaching_rank) for c in concepts}
+    created = _resolve_assumptions(subject)
+    rows = list(
+        Concept.objects.filter(subject=subject)
+        .order_by("pk")
+        .values_list(
+            "pk", "name", "taught", "confirmed_by_check", "readiness", "centrality",
+            "generation", "teaching_rank",
+        )
+    )  # fmt: skip
     explained = _explained_ids(subject)
-    for concept in concepts:
-        concept.readiness = concept_readiness(concept=concept, explained=concept.pk in explained)
+    readiness = {
+        pk: _readiness_band(taught=taught, confirmed=confirmed, explained=pk in explained)
+        for pk, _, taught, confirmed, *_ in rows
+    }
     edges = list(
         Prerequisite.objects.filter(subject=subject).values_list(
             "concept_id", "prerequisite_id", "weight"
         )
     )
     derived = graph.derive(
-        nodes=[(c.pk, c.name, c.readiness) for c in concepts],
+        nodes=[(pk, name, readiness[pk]) for pk, name, *_ in rows],
         edges=edges,
     )
-    for concept in concepts:
-        concept.centrality = derived.centrality.get(concept.pk, 0.0)
-        concept.generation = derived.generation.get(concept.pk, 0)
-        concept.teaching_rank = derived.teaching_rank.get(concept.pk, 0)
-    _write_derived(
-        [
-            c
-            for c in concepts
-            if (c.pk, c.readiness, c.centrality, c.generation, c.teaching_rank) not in before
-        ]
-    )
-    names = {c.pk: c.name for c in concepts}
-    subject_map.concept_count = len(concepts)
+    changed = []
+    for pk, _, _, _, *stored in rows:
+        new = (
+            readiness[pk],
+            derived.centrality.get(pk, 0.0),
+            derived.generation.get(pk, 0),
+            derived.teaching_rank.get(pk, 0),
+        )
+        if tuple(stored) != new:
+            changed.append((pk, *new))
+    _write_derived(changed)
+    names = {pk: name for pk, name, *_ in rows}
+    subject_map.concept_count = len(rows)
     subject_map.readiness = round(derived.readiness, 6)
     subject_map.cycle = [names[i][:200] for i in derived.cycle]
     subject_map.computed_at = now
@@ -180,24 +207,20 @@ def _recompute_locked(subject_map: SubjectMap, now: datetime) -> SubjectMap:
     return subject_map
 
 
-def _write_derived(concepts: list[Concept]) -> None:
-    """One UPDATE for all changed rows (bulk_update's CASE per row is ~100x slower here)."""
-    if not concepts:
+def _write_derived(rows: list[tuple[int, float, float, int, int]]) -> None:
+    """One UPDATE for all changed rows (id, readiness, centrality, generation, rank);
+    bulk_update's CASE per row is ~100x slower here."""
+    if not rows:
         return
     table = connection.ops.quote_name(Concept._meta.db_table)
+    columns = [list(column) for column in zip(*rows, strict=True)]
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} AS c SET readiness = v.r, centrality = v.c, generation = v.g, "
             "teaching_rank = v.t "
             "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::int[], %s::int[]) "
             "AS v(id, r, c, g, t) WHERE c.id = v.id",
-            [
-                [c.pk for c in concepts],
-                [c.readiness for c in concepts],
-                [c.centrality for c in concepts],
-                [c.generation for c in concepts],
-                [c.teaching_rank for c in concepts],
-            ],
+            columns,
         )
 
 
@@ -529,15 +552,164 @@ def _validate(extraction: Extraction) -> tuple[list[ExtractedConcept], list[str]
     return accepted, rejected
 
 
-def _add_edges_from(concept: Concept, prerequisites, subject: Subject) -> None:
-    for target in prerequisites:
-        if target.pk == concept.pk:
-            continue
-        edge, created = Prerequisite.objects.get_or_create(
-            subject=subject, concept=concept, prerequisite=target
+def _add_edges(subject: Subject, pairs: list[tuple[int, int]]) -> None:
+    """Write builds-on edges (concept id, prerequisite id) in one statement.
+
+    Each time a file states an edge it adds one to its weight: a new edge stated twice
+    by one file weighs 2, as if stated by two files.
+    """
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    for concept_id, prerequisite_id in pairs:
+        if concept_id != prerequisite_id:
+            counts[(concept_id, prerequisite_id)] += 1
+    if not counts:
+        return
+    table = connection.ops.quote_name(Prerequisite._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} AS p (subject_id, concept_id, prerequisite_id, weight) "
+            "SELECT %s, v.c, v.p, v.w FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) "
+            "AS v(c, p, w) "
+            "ON CONFLICT (concept_id, prerequisite_id) DO UPDATE SET weight = p.weight + EXCLUDED.weight",
+            [
+                subject.pk,
+                [c for c, _ in counts],
+                [p for _, p in counts],
+                [float(w) for w in counts.values()],
+            ],
         )
-        if not created:
-            Prerequisite.objects.filter(pk=edge.pk).update(weight=F("weight") + 1)
+
+
+def _ids_by_keys(subject: Subject, keys: set[str] | list[str]) -> list[int]:
+    """Ids of the subject's concepts whose key or an alias is one of `keys`.
+
+    The keys go as one array parameter joined by hash (a file's word runs are thousands
+    of strings: `key = ANY(...)` or `aliases && ...` with such a constant compares every
+    row with every string, seconds at a thousand concepts).
+    """
+    if not keys:
+        return []
+    table = connection.ops.quote_name(Concept._meta.db_table)
+    wanted = sorted(keys)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id FROM {table} AS c JOIN unnest(%s::varchar[]) AS k(key) "
+            "ON c.key = k.key WHERE c.subject_id = %s "
+            f"UNION SELECT c.id FROM {table} AS c CROSS JOIN LATERAL unnest(c.aliases) "
+            "AS a(alias) JOIN unnest(%s::varchar[]) AS k(key) ON a.alias = k.key "
+            "WHERE c.subject_id = %s",
+            [wanted, subject.pk, wanted, subject.pk],
+        )
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+def _longest_key(subject: Subject) -> int:
+    """The most tokens in a key or alias of the subject: the longest word run worth
+    looking up in a definition."""
+    table = connection.ops.quote_name(Concept._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(max(array_length(string_to_array(k, ' '), 1)), 1) FROM ("
+            f"SELECT key AS k FROM {table} WHERE subject_id = %s UNION ALL "
+            f"SELECT unnest(aliases) FROM {table} WHERE subject_id = %s) AS names",
+            [subject.pk, subject.pk],
+        )
+        return int(cursor.fetchone()[0])
+
+
+# How many nearest name vectors a new name is compared with (those within the
+# calibrated distance only): enough for every plausible twin.
+NEAREST_NAMES = 10
+
+
+class _MapPool:
+    """The concepts of one subject that a reading has looked up, one object per row.
+
+    The merge and the edges see only these: concepts found by key, alias, nearest
+    vector, or as named in a definition, plus those this file created. Loading the
+    same row twice returns the object already held, so an update made earlier in the
+    reading is never overwritten by a stale copy.
+    """
+
+    def __init__(self, subject: Subject):
+        self.subject = subject
+        self.by_id: dict[int, Concept] = {}
+
+    def add(self, concepts) -> list[Concept]:
+        out = []
+        for concept in concepts:
+            out.append(self.by_id.setdefault(concept.pk, concept))
+        return out
+
+    def by_keys(self, keys: set[str], *, vectors: bool = False) -> list[Concept]:
+        """Concepts whose key or an alias is one of `keys` (unique index, GIN on aliases)."""
+        ids = _ids_by_keys(self.subject, keys)
+        if not ids:
+            return []
+        query = Concept.objects.filter(pk__in=ids)
+        if not vectors:
+            query = query.defer("embedding")
+        return self.add(query.order_by("pk"))
+
+    def nearest(self, vectors, thresholds: merge.Thresholds | None) -> dict[int, list[Concept]]:
+        """Per new name (by index), the concepts whose name vector is within the loosest
+        calibrated merge distance, nearest first (HNSW with iterative scan)."""
+        if thresholds is None or not len(vectors):
+            return {}
+        loosest = min(thresholds.threshold, thresholds.cognate_threshold)
+        table = connection.ops.quote_name(Concept._meta.db_table)
+        with connection.cursor() as cursor:
+            # Filtering by subject after an approximate index scan could return fewer
+            # than asked; the iterative scan keeps going until it has them.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(
+                "SELECT q.i, c.id FROM unnest(%s::text[]) WITH ORDINALITY AS q(v, i) "
+                "CROSS JOIN LATERAL (SELECT id, embedding <=> q.v::vector AS d "
+                f"FROM {table} WHERE subject_id = %s AND embedding IS NOT NULL "
+                "ORDER BY embedding <=> q.v::vector LIMIT %s) AS c WHERE c.d <= %s",
+                [
+                    ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors],
+                    self.subject.pk,
+                    NEAREST_NAMES,
+                    1.0 - loosest + 1e-6,
+                ],
+            )
+            found = cursor.fetchall()
+        ids = {concept_id for _, concept_id in found}
+        missing = ids - {pk for pk, c in self.by_id.items() if c.embedding is not None}
+        if missing:
+            for concept in Concept.objects.filter(pk__in=missing):
+                held = self.by_id.get(concept.pk)
+                if held is None:
+                    self.by_id[concept.pk] = concept
+                else:
+                    held.embedding = concept.embedding
+        out: dict[int, list[Concept]] = defaultdict(list)
+        for index, concept_id in found:
+            out[int(index) - 1].append(self.by_id[concept_id])
+        return out
+
+    def keys(self, first: dict[str, Concept]) -> dict[str, Concept]:
+        """Key and alias -> concept: `first` wins, then the pool in id order."""
+        known = dict(first)
+        for concept in sorted(self.by_id.values(), key=lambda c: c.pk):
+            known.setdefault(concept.key, concept)
+            for alias in concept.aliases:
+                known.setdefault(alias, concept)
+        return known
+
+
+def _candidates(
+    concepts: list[Concept],
+) -> list[tuple[int, str, np.ndarray | None]]:
+    """(id, key, vector) rows for `merge.best_match`: the key with its vector, aliases
+    without (as the merge has always compared them), in id order."""
+    out: list[tuple[int, str, np.ndarray | None]] = []
+    for concept in sorted({c.pk: c for c in concepts}.values(), key=lambda c: c.pk):
+        vector = None if concept.embedding is None else np.asarray(concept.embedding)
+        out.append((concept.pk, concept.key, vector))
+        out += [(concept.pk, alias, None) for alias in concept.aliases]
+    return out
 
 
 def _merge_into_map(
@@ -547,27 +719,36 @@ def _merge_into_map(
     model_name: str,
     file_language: str,
 ) -> None:
-    """Merge a file's concepts into the map: nodes, provenance, edges, assumptions."""
+    """Merge a file's concepts into the map: nodes, provenance, edges, assumptions.
+
+    Every comparison is with candidates looked up by index (`concepts.lookup`), never
+    with the whole map, so the cost follows the file's size, not the map's.
+    """
     subject = subject_file.subject
     own_language = file_language == subject.language
     thresholds = merge.thresholds_for(model_name) if model_name else None
-    existing = list(Concept.objects.filter(subject=subject).order_by("pk"))
-    existing_ids = {c.pk for c in existing}
-    by_id = {c.pk: c for c in existing}
-    candidates: list[tuple[int, str, np.ndarray | None]] = []
-    for concept in existing:
-        vector = None if concept.embedding is None else np.asarray(concept.embedding)
-        candidates.append((concept.pk, concept.key, vector))
-        for alias in concept.aliases:
-            candidates.append((concept.pk, alias, None))
+    pool = _MapPool(subject)
+    keys = [concept_key(item.name) for item in extracted]
+    # Same by key: every key differing by a number ending, one query for the file.
+    variants = {key: lookup.key_variants(key) for key in keys}
+    by_key = pool.by_keys(set().union(*variants.values()) if variants else set(), vectors=True)
+    # Same by meaning: the nearest name vectors, one query for the file.
+    near = pool.nearest(vectors, thresholds)
+    touched: dict[int, Concept] = {}  # created or changed by this file
+    created_ids: set[int] = set()
     # name key in this file -> concept
     resolved: dict[str, Concept] = {}
     page_limit = max(subject_file.page_count, 1)
     for index, item in enumerate(extracted):
-        key = concept_key(item.name)
+        key = keys[index]
         vector = vectors[index] if len(vectors) else None
+        names = variants[key]
+        found = [c for c in by_key if c.key in names or names.intersection(c.aliases)]
         match_id = merge.best_match(
-            key=key, vector=vector, candidates=candidates, thresholds=thresholds
+            key=key,
+            vector=vector,
+            candidates=_candidates([*found, *near.get(index, []), *touched.values()]),
+            thresholds=thresholds,
         )
         if match_id is None:
             concept = Concept.objects.create(
@@ -577,23 +758,26 @@ def _merge_into_map(
                 name_language=file_language[:8],
                 summary=item.summary[:500],
                 definition=item.definition,
+                definition_tokens=lookup.definition_tokens(item.definition),
                 layer=Concept.Layer.FILE,
                 embedding=vector,
                 embedding_model=model_name if vector is not None else "",
             )
-            by_id[concept.pk] = concept
-            candidates.append((concept.pk, key, vector))
+            pool.add([concept])
+            touched[concept.pk] = concept
+            created_ids.add(concept.pk)
         else:
-            concept = by_id[match_id]
+            concept = pool.by_id[match_id]
             fields = []
             if key != concept.key and key not in concept.aliases:
                 concept.aliases = [*concept.aliases, key]
-                candidates.append((concept.pk, key, None))
                 fields.append("aliases")
             if concept.layer == Concept.Layer.ASSUMED:
                 concept.layer = Concept.Layer.FILE
                 fields.append("layer")
-            key_taken = any(c.key == key and c.pk != concept.pk for c in by_id.values())
+            key_taken = any(
+                c.key == key and c.pk != concept.pk for c in [*by_key, *touched.values()]
+            )
             if own_language and concept.name_language != subject.language and not key_taken:
                 # "Mitocondria" from the Spanish chapter came first; the English notes
                 # of an English subject name it "Mitochondria". The old key stays an alias.
@@ -605,12 +789,15 @@ def _merge_into_map(
                 fields += ["name", "key", "aliases", "name_language"]
                 if item.summary:
                     concept.summary, concept.definition = item.summary[:500], item.definition
-                    fields += ["summary", "definition"]
+                    concept.definition_tokens = lookup.definition_tokens(item.definition)
+                    fields += ["summary", "definition", "definition_tokens"]
             elif not concept.summary and item.summary:
                 concept.summary, concept.definition = item.summary[:500], item.definition
-                fields += ["summary", "definition"]
+                concept.definition_tokens = lookup.definition_tokens(item.definition)
+                fields += ["summary", "definition", "definition_tokens"]
             if fields:
                 concept.save(update_fields=[*dict.fromkeys(fields), "updated_at"])
+                touched[concept.pk] = concept
         resolved[key] = concept
         pages = sorted({p for p in item.pages if 1 <= p <= page_limit}) or [1]
         source, created = ConceptSource.objects.get_or_create(
@@ -622,11 +809,16 @@ def _merge_into_map(
             source.pages = sorted(set(source.pages) | set(pages))
             source.save(update_fields=["pages"])
 
-    known = {key: c for key, c in resolved.items()}
-    for concept in by_id.values():
-        known.setdefault(concept.key, concept)
-        for alias in concept.aliases:
-            known.setdefault(alias, concept)
+    # Concepts the definitions (and the extractor's builds-on and assumed names) may
+    # name: looked up by every run of words, one query for the file.
+    named: set[str] = set()
+    longest = _longest_key(subject)
+    for item in extracted:
+        named |= lookup.text_key_candidates(item.definition, longest)
+        named |= {concept_key(n) for n in [*item.builds_on, *item.assumes]}
+    pool.by_keys(named)
+    known = pool.keys(resolved)
+    edges: list[tuple[int, int]] = []
     for item in extracted:
         concept = resolved[concept_key(item.name)]
         prerequisites: dict[int, Concept] = {}
@@ -637,7 +829,7 @@ def _merge_into_map(
         # Concepts of the whole map (other files too) named in the definition.
         for _, target in find_keys_in(item.definition, known):
             prerequisites[target.pk] = target
-        _add_edges_from(concept, prerequisites.values(), subject)
+        edges += [(concept.pk, target) for target in prerequisites]
         assumed = [
             name
             for name in item.assumes
@@ -649,15 +841,28 @@ def _merge_into_map(
             concept.assumes = [*concept.assumes, *(a[:200] for a in assumed)]
             concept.save(update_fields=["assumes", "updated_at"])
     # Concepts explained earlier by other files may name what this file introduced
-    # ("active transport ... energy from ATP" read before the file defining ATP).
-    new_keys = {c.key: c for c in resolved.values() if c.pk not in existing_ids}
+    # ("active transport ... energy from ATP" read before the file defining ATP): only
+    # definitions holding every token of a new name (GIN) are read.
+    this_file = {c.pk for c in resolved.values()}
+    new_keys = {c.key: c for c in resolved.values() if c.pk in created_ids}
     if new_keys:
-        this_file = {c.pk for c in resolved.values()}
-        for concept in by_id.values():
-            if concept.pk in this_file or not concept.definition:
-                continue
-            named = [target for _, target in find_keys_in(concept.definition, new_keys)]
-            _add_edges_from(concept, named, subject)
+        containing = Q()
+        for key in new_keys:
+            *head, last = key.split(" ")
+            # Every word of the name; the last in any number (as find_keys_in reads it).
+            containing |= Q(definition_tokens__contains=head) & Q(
+                definition_tokens__overlap=sorted(lookup.word_variants(last))
+            )
+        older = (
+            Concept.objects.filter(subject=subject)
+            .filter(containing)
+            .exclude(pk__in=this_file)
+            .only("pk", "definition")
+        )
+        for concept in older:
+            for _, target in find_keys_in(concept.definition, new_keys):
+                edges.append((concept.pk, target.pk))
+    _add_edges(subject, edges)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,101 @@
+"""Finding a file's concepts in the map by index, not by comparing with the whole map.
+
+Reading a file used to load every concept of the subject (with its vector) and compare
+each new name, and each definition, with all of them in Python: the cost grew with the
+map. Here the candidates are looked up instead, and the merge rules (`concepts.merge`,
+`concepts.naming`) are then applied to those candidates only:
+
+- names that may be the same by key: every key that differs from the name's key only by
+  a number ending (`key_variants`), looked up on the (subject, key) unique index and the
+  GIN index on aliases;
+- names that may be the same by meaning: the nearest name vectors of the subject
+  (pgvector HNSW, iterative scan), only those within the calibrated distance;
+- concepts a definition names: every run of words of the text up to the subject's
+  longest key, with its last word's number ending undone (`text_key_candidates`),
+  looked up the same way as names;
+- older definitions that name a new concept: `Concept.definition_tokens` (the set of
+  a definition's tokens, GIN-indexed) must contain all the new name's tokens.
+
+The variant sets are deliberately generous (a superset costs a few index probes; a
+missing variant would miss a merge). `tests/test_concepts_lookup.py` checks them against
+`naming.same_but_number` and `naming.find_keys_in` on a word list: a new number rule
+there must be mirrored here.
+"""
+
+from __future__ import annotations
+
+from concepts.naming import tokens
+
+# Singular <-> plural endings of the last word, both ways (English, Spanish, Portuguese,
+# French, Latin and Greek loans). Accents are already folded by the key.
+_ENDINGS = (
+    ("", "s"),
+    ("", "es"),
+    ("y", "ies"),
+    ("us", "i"),
+    ("um", "a"),
+    ("on", "a"),
+    ("is", "es"),
+    ("ix", "ices"),
+    ("ex", "ices"),
+    ("a", "ae"),
+    ("f", "ves"),
+    ("fe", "ves"),
+    ("z", "ces"),
+    ("al", "ais"),
+    ("al", "aux"),
+    ("m", "ns"),
+    ("ao", "oes"),
+    ("ao", "aes"),
+    ("", "x"),
+    ("man", "men"),
+)
+
+
+def word_variants(word: str) -> set[str]:
+    """The word and every form that differs from it by a number ending, either way."""
+    out = {word}
+    for singular, plural in _ENDINGS:
+        if word.endswith(singular):
+            out.add(word[: len(word) - len(singular)] + plural)
+        if word.endswith(plural) and len(word) > len(plural):
+            out.add(word[: len(word) - len(plural)] + singular)
+    return {w for w in out if w}
+
+
+def key_variants(key: str) -> set[str]:
+    """Every key that may be the same concept as `key` by a number ending (a superset)."""
+    words = key.split(" ")
+    if not key:
+        return set()
+    head = " ".join(words[:-1])
+    out = {f"{head} {w}" if head else w for w in word_variants(words[-1])}
+    if len(words) > 1:
+        # Romance plurals inflect the first word too ("membranas celulares").
+        tail = " ".join(words[1:])
+        out |= {f"{w} {tail}" for w in word_variants(words[0])}
+        out |= {
+            f"{first} {' '.join(words[1:-1])} {last}".replace("  ", " ")
+            for first in word_variants(words[0])
+            for last in word_variants(words[-1])
+        }
+    return out
+
+
+def text_key_candidates(text: str, max_tokens: int) -> set[str]:
+    """Keys that a concept named in `text` could have: each run of up to `max_tokens`
+    tokens, with its last word's number ending undone either way."""
+    words = tokens(text)
+    out: set[str] = set()
+    for start in range(len(words)):
+        for end in range(start + 1, min(start + max_tokens, len(words)) + 1):
+            head = " ".join(words[start : end - 1])
+            for last in word_variants(words[end - 1]):
+                out.add(f"{head} {last}" if head else last)
+    return out
+
+
+def definition_tokens(definition: str) -> list[str]:
+    """The distinct tokens of a definition, for the GIN lookup of "which definitions
+    name this concept" (stored in `Concept.definition_tokens`)."""
+    return sorted(set(tokens(definition or "")))

@@ -1,0 +1,117 @@
+"""Reading cost independent of map size (issue 13, item 7): a file's concepts are looked
+up by index, and the lookups find everything the merge rules would have found by
+comparing with the whole map."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.db.models.signals import post_init
+from django.test.utils import CaptureQueriesContext
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from concepts.lookup import definition_tokens, key_variants, text_key_candidates, word_variants
+from concepts.models import Concept, Prerequisite
+from concepts.naming import concept_key, find_keys_in, same_but_number
+from concepts.services import file_read, file_upload
+from tests.factories import PairFactory
+
+# Words in singular and plural, English, Romance and Latin/Greek forms.
+WORDS = [
+    "cell", "cells", "gas", "gases", "study", "studies", "nucleus", "nuclei", "datum",
+    "data", "criterion", "criteria", "analysis", "analyses", "matrix", "matrices", "index",
+    "indices", "formula", "formulae", "leaf", "leaves", "life", "lives", "luz", "luces",
+    "animal", "animais", "journal", "journaux", "homem", "homens", "membrana", "membranas",
+    "celular", "celulares", "estado", "estados", "policy", "policies", "party", "parties",
+    "power", "powers", "theory", "theories", "right", "rights", "bus", "buses", "class",
+    "classes", "woman", "women", "iqr", "atp", "range", "ranges",
+]  # fmt: skip
+
+keys = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
+
+
+def test_every_key_the_number_rule_equates_is_a_variant():
+    for a, b in itertools.product(WORDS, repeat=2):
+        if same_but_number(a, b):
+            assert b in key_variants(a), (a, b)
+    for a, b in itertools.product(["cell membrane", "membrana celular"], WORDS):
+        for key in (f"{a} {b}", f"{b} {a}"):
+            for other in itertools.chain(WORDS, [a]):
+                candidate = f"{key.rsplit(' ', 1)[0]} {other}"
+                if same_but_number(key, candidate):
+                    assert candidate in key_variants(key), (key, candidate)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    map_keys=st.lists(keys, min_size=1, max_size=12, unique=True),
+    text=st.lists(st.sampled_from([*WORDS, "the", "of", "is"]), max_size=25).map(" ".join),
+)
+def test_looking_up_a_texts_word_runs_finds_what_the_whole_map_would(map_keys, text):
+    whole_map = {key: key for key in map_keys}
+    candidates = text_key_candidates(text, max(len(k.split()) for k in map_keys))
+    looked_up = {key: key for key in map_keys if key in candidates}
+    assert find_keys_in(text, looked_up) == find_keys_in(text, whole_map)
+
+
+def test_word_variants_go_both_ways():
+    assert {"study", "studies"} <= word_variants("study") & word_variants("studies")
+    assert "nuclei" in word_variants("nucleus") and "nucleus" in word_variants("nuclei")
+
+
+DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
+
+
+def _bulk_map(subject, size: int) -> None:
+    concepts = Concept.objects.bulk_create(
+        Concept(
+            subject=subject,
+            name=f"Filler notion {i}",
+            key=concept_key(f"Filler notion {i}"),
+            definition=f"Filler notion {i} is a notion of filler {i}.",
+            definition_tokens=definition_tokens(f"Filler notion {i} is a notion of filler {i}."),
+        )
+        for i in range(size)
+    )
+    Prerequisite.objects.bulk_create(
+        Prerequisite(subject=subject, concept=c, prerequisite=concepts[0]) for c in concepts[1:]
+    )
+
+
+def _reading_cost(pair, size: int) -> tuple[int, int, int]:
+    """(queries, concept rows loaded as objects, concepts found) of reading one file."""
+    _bulk_map(pair.subject, size)
+    upload = file_upload(
+        pair=pair,
+        name="cell-biology-notes.md",
+        content=(DATA / "cell-biology-notes.md").read_bytes(),
+        queue=False,
+    )
+    loaded = []
+
+    def count(sender, instance, **kwargs):
+        loaded.append(instance.pk)
+
+    post_init.connect(count, sender=Concept)
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            reading = file_read(subject_file=upload.file)
+    finally:
+        post_init.disconnect(count, sender=Concept)
+    assert reading.state == "done"
+    return len(queries), len(loaded), reading.concepts_found
+
+
+@pytest.mark.django_db
+def test_reading_a_file_into_a_big_map_costs_what_it_costs_into_a_small_one():
+    small = _reading_cost(PairFactory(), 5)
+    big = _reading_cost(PairFactory(), 600)
+    assert small[2] == big[2] > 5  # the same concepts found
+    # The same queries, and not one more concept object for the 595 more concepts: the
+    # merge looks its candidates up; the map-wide numbers are read as plain tuples.
+    assert big[0] == small[0], (small, big)
+    assert big[1] == small[1] < 100, (small, big)
