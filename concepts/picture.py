@@ -355,8 +355,8 @@ def picture_layout(
     # Columns: each layer, wrapped every MAX_ROWS; then the concepts that stand apart.
     columns: list[list[int]] = []
     for layer in sorted(ordered):
-        nodes = ordered[layer]
-        columns += [nodes[i : i + MAX_ROWS] for i in range(0, len(nodes), MAX_ROWS)]
+        in_layer = ordered[layer]
+        columns += [in_layer[i : i + MAX_ROWS] for i in range(0, len(in_layer), MAX_ROWS)]
     apart_columns = [apart_ids[i : i + MAX_ROWS] for i in range(0, len(apart_ids), MAX_ROWS)]
     labels = {c.id: short_label(c.name) for c in concepts}
     widths = {c.id: text_width(labels[c.id]) for c in concepts}
@@ -365,7 +365,7 @@ def picture_layout(
     top = MARGIN + HEADING_HEIGHT + ROW_GAP
     nodes: dict[int, DrawnNode] = {}
     headings: list[tuple[Box, str]] = []
-    x = MARGIN
+    x: float = MARGIN
     column_of: dict[int, int] = {}
     column_right: list[float] = []
 
@@ -373,7 +373,7 @@ def picture_layout(
         nonlocal x
         width = max(widths[n] for n in column) + 2 * PAD_X
         column_height = len(column) * (BOX_HEIGHT + ROW_GAP) - ROW_GAP
-        y = top + (body_height - column_height) / 2 if not apart else top
+        y: float = top + (body_height - column_height) / 2 if not apart else top
         for node in column:
             box = Box(x, y, widths[node] + 2 * PAD_X, BOX_HEIGHT)
             nodes[node] = DrawnNode(by_id[node], labels[node], box, widths[node], apart)

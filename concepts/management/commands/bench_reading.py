@@ -103,6 +103,7 @@ class Command(BaseCommand):
                 raise CommandError(f"{path.name}: upload answered {response.status_code}")
             file_id = response.json()["file_id"]
             reading = self._wait(file_id, path.name)
+            assert reading.started_at is not None and reading.finished_at is not None
             seconds = (reading.finished_at - reading.started_at).total_seconds()
             durations.append(seconds)
             subject = Subject.objects.get(organization=organization, external_id=subject_id)
