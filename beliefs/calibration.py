@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
+from typing import Any
 
 from beliefs.models import Belief, BeliefEvidence
 from memory.models import Episode, Pair
@@ -48,7 +49,7 @@ def belief_predictions(*, pair: Pair, before: datetime | None = None) -> list[tu
 
     # Chain order per concept: rows are written in id order (every new row supersedes
     # the head), so id order is chain order.
-    by_concept: dict[int, list[dict]] = defaultdict(list)
+    by_concept: dict[int, list[Any]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: r["pk"]):
         by_concept[row["concept_id"]].append(row)
     out: list[tuple[float, str]] = []
@@ -56,7 +57,7 @@ def belief_predictions(*, pair: Pair, before: datetime | None = None) -> list[tu
         evidence = set().union(*(links[r["pk"]] for r in chain))
         for episode_id in sorted(evidence & check_rows.keys(), key=lambda e: (check_rows[e][0], e)):
             at, verdict = check_rows[episode_id]
-            stood = None
+            stood: Any = None
             for row in chain:
                 if row["last_evidence_at"] is None or row["last_evidence_at"] >= at:
                     continue

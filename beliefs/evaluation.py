@@ -438,7 +438,11 @@ def evaluate(
         report.scores.append(score(name, predictions, verdicts))
     if all(t.p_true is not None for t in split.targets):
         report.scores.append(
-            score("truth (generating model)", [t.p_true for t in split.targets], verdicts)
+            score(
+                "truth (generating model)",
+                [t.p_true for t in split.targets if t.p_true is not None],
+                verdicts,
+            )
         )
     return report
 

@@ -90,7 +90,10 @@ class Command(BaseCommand):
                     raise CommandError(
                         f"--setting must be one of {', '.join(SETTINGS)}: {options['setting']!r}"
                     )
-                checks = simulate(options["simulate"], SETTINGS[options["setting"]])
+                checks = [
+                    evaluation.LoggedCheck(r.student, r.concept, r.verdict, r.time, r.p_true)
+                    for r in simulate(options["simulate"], SETTINGS[options["setting"]])
+                ]
             else:
                 if options["demo"] < 2:
                     raise CommandError("--demo needs at least 2 students")
