@@ -55,7 +55,13 @@ def post_worker_init(worker):
         return
     from tutorbrain.warmup import warm_up
 
-    timings = warm_up()
+    try:
+        timings = warm_up()
+    except Exception:
+        # A worker that cannot warm up still serves (its first turn pays the cold start);
+        # readiness (/api/v1/health/ready/) names the part that failed.
+        worker.log.exception("worker %s: warm-up failed", worker.pid)
+        return
     worker.log.info(
         "worker %s warmed up: %s",
         worker.pid,

@@ -75,6 +75,8 @@ class GunicornServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("gunicorn exited:\n" + "\n".join(self.lines[-40:]))
+            if any("warm-up failed" in line for line in self.lines):
+                raise RuntimeError("a worker could not warm up:\n" + "\n".join(self.lines[-40:]))
             if sum("warmed up" in line for line in self.lines) >= self.workers:
                 return
             time.sleep(0.2)

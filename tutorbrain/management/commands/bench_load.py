@@ -72,6 +72,40 @@ class LevelResult:
     error_samples: list[str] = field(default_factory=list)
     peak_connections: int = 0
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # CPU the server used while the level was recorded: its processes, its backends.
+    server_cpu_ms: float | None = None
+    database_cpu_ms: float | None = None
+
+
+def _cpu_ms(pid: int) -> float | None:
+    """User + system CPU time of a process so far, from /proc (same machine only)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _cpu_snapshot(pids) -> dict[int, float]:
+    out = {}
+    for pid in pids:
+        value = _cpu_ms(pid)
+        if value is not None:
+            out[pid] = value
+    return out
+
+
+def _cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    return sum(value - before.get(pid, 0.0) for pid, value in after.items())
 
 
 def _free_port() -> int:
@@ -126,7 +160,10 @@ class _Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise CommandError(f"gunicorn exited; see {self.log_path}")
-            if self.log_path.read_text().count("warmed up") >= self.workers:
+            log = self.log_path.read_text()
+            if "warm-up failed" in log:
+                raise CommandError(f"a gunicorn worker could not warm up; see {self.log_path}")
+            if log.count("warmed up") >= self.workers:
                 return
             time.sleep(0.5)
         raise CommandError(f"gunicorn did not warm up in {timeout:.0f} s; see {self.log_path}")
@@ -233,7 +270,16 @@ class Command(BaseCommand):
                 if time.monotonic() >= run_deadline:
                     self.stdout.write(f"stopped before {clients} clients: --max-total-seconds")
                     break
-                result = self._level(host, port, key, pair, clients, options, run_deadline)
+                result = self._level(
+                    host,
+                    port,
+                    key,
+                    pair,
+                    clients,
+                    options,
+                    run_deadline,
+                    server.process.pid if server is not None else None,
+                )
                 results.append(result)
                 self._print_level(result)
         finally:
@@ -244,7 +290,9 @@ class Command(BaseCommand):
 
     # --- one level --------------------------------------------------------------------
 
-    def _level(self, host, port, key, pair, clients, options, run_deadline) -> LevelResult:
+    def _level(
+        self, host, port, key, pair, clients, options, run_deadline, server_pid
+    ) -> LevelResult:
         result = LevelResult(clients=clients)
         lock = threading.Lock()
         stop = threading.Event()
@@ -318,6 +366,7 @@ class Command(BaseCommand):
             conn.close()
 
         reniced: set[int] = set()
+        backends: set[int] = set()
 
         def sample_connections() -> None:
             while not stop.is_set():
@@ -329,6 +378,7 @@ class Command(BaseCommand):
                     )
                     pids = [row[0] for row in cursor.fetchall()]
                 count = len(pids)
+                backends.update(pids)
                 if options["nice"] is not None:
                     for pid in set(pids) - reniced:
                         with contextlib.suppress(OSError):  # a backend gone already
@@ -352,11 +402,17 @@ class Command(BaseCommand):
             thread.start()
         sampler.start()
         stop.wait(max(0.0, min(options["ramp"], run_deadline - time.monotonic())))
+        workers = _children(server_pid) if server_pid is not None else []
+        server_before = _cpu_snapshot(workers)
+        database_before = _cpu_snapshot(set(backends))
         recording.set()
         started = time.perf_counter()
         stop.wait(max(0.0, min(options["seconds"], run_deadline - time.monotonic())))
         stop.set()
         result.seconds = time.perf_counter() - started
+        if workers:
+            result.server_cpu_ms = _cpu_delta(server_before, _cpu_snapshot(workers))
+            result.database_cpu_ms = _cpu_delta(database_before, _cpu_snapshot(set(backends)))
         for thread in threads:
             thread.join(timeout=90)
         sampler.join(timeout=5)
@@ -379,12 +435,19 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(
             "| clients | turns | turns/s | block p50 ms | block p95 ms | block p99 ms | "
-            "server build p95 ms | turn p95 ms | dropped | errors | peak connections | load (1 min) |"
+            "server build p95 ms | turn p95 ms | dropped | errors | peak connections | "
+            "CPU ms/turn (web + db) | load (1 min) |"
         )
-        self.stdout.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        self.stdout.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in results:
             rate = r.turns / r.seconds if r.seconds else 0.0
             dropped_share = f"{r.dropped / r.turns:.1%}" if r.turns else "—"
+            cpu = "—"
+            if r.turns and r.server_cpu_ms is not None and r.database_cpu_ms is not None:
+                cpu = (
+                    f"{(r.server_cpu_ms + r.database_cpu_ms) / r.turns:.0f} "
+                    f"({r.server_cpu_ms / r.turns:.0f} + {r.database_cpu_ms / r.turns:.0f})"
+                )
 
             def p(values, q):
                 return f"{percentile(values, q):.0f}" if values else "—"
@@ -393,7 +456,7 @@ class Command(BaseCommand):
                 f"| {r.clients} | {r.turns} | {rate:.1f} | {p(r.block_ms, 0.50)} | "
                 f"{p(r.block_ms, 0.95)} | {p(r.block_ms, 0.99)} | {p(r.build_ms, 0.95)} | "
                 f"{p(r.turn_ms, 0.95)} | {dropped_share} | {r.errors} | {r.peak_connections} | "
-                f"{r.load[0]:.1f} |"
+                f"{cpu} | {r.load[0]:.1f} |"
             )
         block = [r for r in results if r.block_ms]
         if block:
