@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from celery.schedules import crontab
@@ -85,8 +86,9 @@ TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
 # --- Database -------------------------------------------------------------------------
 # DATABASE_URL set: use that server (any PostgreSQL >= 15 with pgvector).
 # Unset: start or attach to the embedded PostgreSQL 18 + pgvector (config/embedded_db.py).
+DATABASES: dict[str, dict[str, Any]]
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+    DATABASES = {"default": dict(dj_database_url.parse(os.environ["DATABASE_URL"]))}
     USING_EMBEDDED_DATABASE = False
 else:
     from config.embedded_db import ensure_running
@@ -125,7 +127,7 @@ if TUTORBRAIN_DB_POOL_MIN_SIZE > TUTORBRAIN_DB_POOL_MAX_SIZE:
     raise ImproperlyConfigured("TUTORBRAIN_DB_POOL_MIN_SIZE must be <= TUTORBRAIN_DB_POOL_MAX_SIZE")
 
 
-def _pooled(database: dict) -> dict:
+def _pooled(database: dict[str, Any]) -> dict[str, Any]:
     database["CONN_MAX_AGE"] = 0
     # Names the process kind in pg_stat_activity (gunicorn sets "tutorbrain-web").
     database.setdefault("OPTIONS", {}).setdefault(
@@ -147,7 +149,7 @@ _pooled(DATABASES["default"])
 # it, every write goes to "default" (config/routers.py).
 TUTORBRAIN_REPLICA_DATABASE_URL = env_str("TUTORBRAIN_REPLICA_DATABASE_URL", "")
 if TUTORBRAIN_REPLICA_DATABASE_URL:
-    DATABASES["replica"] = _pooled(dj_database_url.parse(TUTORBRAIN_REPLICA_DATABASE_URL))
+    DATABASES["replica"] = _pooled(dict(dj_database_url.parse(TUTORBRAIN_REPLICA_DATABASE_URL)))
     DATABASES["replica"]["ENGINE"] = "django.db.backends.postgresql"
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 # The alias block builds read from: "replica" when one is configured.

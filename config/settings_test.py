@@ -17,8 +17,7 @@ DATABASES["default"]["OPTIONS"]["pool"]["max_size"] = 32  # noqa: F405
 # (tests/test_serving_replica.py). Nothing routes to it unless a test sets
 # TUTORBRAIN_BLOCK_READ_DATABASE = "replica".
 if "replica" not in DATABASES:  # noqa: F405
-    DATABASES["replica"] = {  # noqa: F405
-        **{k: v for k, v in DATABASES["default"].items() if k != "TEST"},  # noqa: F405
-        "OPTIONS": {**DATABASES["default"]["OPTIONS"]},  # noqa: F405
-        "TEST": {"MIRROR": "default"},
-    }
+    _replica = {k: v for k, v in DATABASES["default"].items() if k != "TEST"}  # noqa: F405
+    _replica["OPTIONS"] = dict(_replica["OPTIONS"])
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES["replica"] = _replica  # noqa: F405
