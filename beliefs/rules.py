@@ -114,10 +114,6 @@ def round_probability(value: float) -> float:
     return round(min(max(value, 0.0), 1.0), CONFIDENCE_DECIMALS)
 
 
-# Kept under its old name: confidence is stored at the same precision.
-round_confidence = round_probability
-
-
 def claim_of(p_right: float) -> str:
     return "understands" if round_probability(p_right) > UNDERSTANDS_ABOVE else "struggles"
 

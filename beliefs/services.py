@@ -97,7 +97,7 @@ def _write_successor(
         pair_id=pair_id,
         concept_id=concept_id,
         claim=claim,
-        confidence=rules.round_confidence(confidence),
+        confidence=rules.round_probability(confidence),
         p_right=None if p_right is None else rules.round_probability(p_right),
         prior_right=None if prior is None else prior.mean,
         prior_strength=None if prior is None else prior.strength,
