@@ -10,6 +10,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.services import episode_append
 from tests.factories import PairFactory
@@ -135,6 +137,41 @@ def test_a_relative_phrase_is_anchored_on_the_day_the_message_states():
     assert window("¿qué vimos la semana anterior al 9 de junio de 2023?").start.date() == date(
         2023, 5, 29
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "fallback", "first"),
+    [
+        ("What did we do the week before 9 June 2023?", "en", date(2023, 5, 29)),
+        ("¿qué hicimos la semana anterior al 9 de junio de 2023?", "es", date(2023, 5, 29)),
+        ("o que vimos na semana anterior a 9 de junho de 2023?", "pt", date(2023, 5, 29)),
+        ("qu'avons-nous vu la semaine précédente, le 9 juin 2023 ?", "fr", date(2023, 5, 29)),
+        ("ماذا فعلنا في الأسبوع السابق 9 يونيو 2023", "ar", date(2023, 5, 29)),
+        ("¿qué hicimos el día anterior al 9 de junio de 2023?", "es", date(2023, 6, 8)),
+        ("o que fizemos no dia anterior a 9 de junho de 2023", "pt", date(2023, 6, 8)),
+        ("qu'a-t-on fait la veille du 9 juin 2023 ?", "fr", date(2023, 6, 8)),
+    ],
+)
+def test_anchored_windows_in_five_languages_end_with_the_stated_day(message, fallback, first):
+    assert days(window(message, fallback=fallback)) == (first, date(2023, 6, 9))
+
+
+@given(
+    message=st.text(
+        alphabet=st.sampled_from(list("abcdeijlmnortuyJMO 0123456789,.'?¿ semainjuly")),
+        max_size=60,
+    )
+    | st.sampled_from(["last month", "yesterday", "in December", "the week before 1 January 1"]),
+    now=st.datetimes(
+        min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)
+    ),
+    zone=st.sampled_from(["UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Europe/Madrid"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_parsing_never_fails_whatever_the_message_and_now(message, now, zone):
+    found = parse_time_window(message, now=now, timezone_name=zone)
+
+    assert found is None or found.start < found.end
 
 
 def test_an_impossible_day_falls_back_to_its_month():
