@@ -37,6 +37,11 @@ def _median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000 if values else 0.0
 
 
+def _percentile_ms(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+
 class Command(BaseCommand):
     help = "Upload a development book file by file through the API; a worker reads each."
 
@@ -119,7 +124,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"files {len(durations)}; median first ten {_median_ms(first):.0f} ms, "
             f"last ten {_median_ms(last):.0f} ms, ratio {ratio:.2f}; "
-            f"all: median {_median_ms(durations):.0f} ms"
+            f"all: median {_median_ms(durations):.0f} ms, p90 {_percentile_ms(durations, 0.9):.0f} ms, "
+            f"p95 {_percentile_ms(durations, 0.95):.0f} ms"
         )
 
     def _wait(self, file_id: int, name: str) -> FileReading:
