@@ -17,7 +17,7 @@ from django.db import models
 from django.db.models import Deferrable, F, Q
 
 from concepts.models import Concept
-from memory.immutability import AppendOnlyModel, ImmutableRecordError
+from memory.immutability import AppendOnlyModel, ImmutableRecordError, no_truncate
 from memory.models import Episode, Pair
 
 # The one column an existing belief row may change (once, from NULL).
@@ -163,6 +163,7 @@ class Belief(models.Model):
                 condition=pgtrigger.Q(old__superseded_by__isnull=False),
             ),
             pgtrigger.Protect(name="belief_never_deleted", operation=pgtrigger.Delete),
+            no_truncate("belief_no_truncate"),
         ]
 
     def __str__(self) -> str:
@@ -244,6 +245,7 @@ class BeliefEvidence(AppendOnlyModel):
             pgtrigger.Protect(
                 name="beliefevidence_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("beliefevidence_no_truncate"),
         ]
 
     def __str__(self) -> str:
@@ -284,6 +286,7 @@ class Rederivation(AppendOnlyModel):
             pgtrigger.Protect(
                 name="rederivation_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("rederivation_no_truncate"),
         ]
 
     def __str__(self) -> str:

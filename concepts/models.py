@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
 
-from memory.immutability import AppendOnlyModel
+from memory.immutability import AppendOnlyModel, no_truncate
 from memory.models import Episode, Student, Subject, SubjectFile
 
 # Readiness bands: how well the *material* covers a concept.
@@ -173,6 +173,7 @@ class TaughtNote(AppendOnlyModel):
             pgtrigger.Protect(
                 name="taughtnote_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("taughtnote_no_truncate"),
         ]
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ a request.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -66,3 +67,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """`NAME=value` lines of a local file (blank lines and `#` comments skipped); {} if absent."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {}
+    values = {}
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            raise ImproperlyConfigured(f"{path}: expected NAME=value, got {line[:40]!r}")
+        values[name.strip()] = value.strip()
+    return values

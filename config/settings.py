@@ -15,12 +15,40 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from config.env import env_bool, env_choice, env_file, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me-in-production")
+# --- Secrets --------------------------------------------------------------------------
+# The public default below is for DEBUG only: with DEBUG off it would let anyone forge
+# sessions and re-sign a rewritten episode chain's checkpoint, so start-up refuses it.
+# A local checkout gets random keys from `make` (var/local-secrets.env, git-ignored),
+# read when the environment does not set them; a deployment sets the variables.
+INSECURE_DEFAULT_SECRET = "dev-only-insecure-key-change-me-in-production"
+LOCAL_SECRETS_FILE = Path(
+    env_str("TUTORBRAIN_LOCAL_SECRETS_FILE", str(BASE_DIR / "var" / "local-secrets.env"))
+)
+_local_secrets = env_file(LOCAL_SECRETS_FILE)
 DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str(
+    "DJANGO_SECRET_KEY", _local_secrets.get("DJANGO_SECRET_KEY", INSECURE_DEFAULT_SECRET)
+)
+# Key for HMAC-signed chain checkpoints. Defaults to SECRET_KEY; set it separately so a
+# checkpoint stored elsewhere stays verifiable when the web secret rotates.
+TUTORBRAIN_CHECKPOINT_KEY = env_str(
+    "TUTORBRAIN_CHECKPOINT_KEY", _local_secrets.get("TUTORBRAIN_CHECKPOINT_KEY", SECRET_KEY)
+)
+if not DEBUG:
+    for _name, _value in (
+        ("DJANGO_SECRET_KEY", SECRET_KEY),
+        ("TUTORBRAIN_CHECKPOINT_KEY", TUTORBRAIN_CHECKPOINT_KEY),
+    ):
+        if _value == INSECURE_DEFAULT_SECRET or not _value.strip():
+            raise ImproperlyConfigured(
+                f"{_name} must be set to a secret value when DJANGO_DEBUG is off: the "
+                "default is public (anyone could forge sessions and chain checkpoints). "
+                "Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+            )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -43,6 +71,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: notes the arrival time (the block deadline counts from it), refuses a too
+    # large body from its Content-Length, and makes every 4xx under /api/ JSON.
+    "tutorbrain.api.middleware.ApiRequestMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's and the API docs' static files (the Swagger UI comes from the
     # sidecar package) in every mode, so the docs page works with DEBUG off and no network.
@@ -194,6 +225,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["tutorbrain.api.auth.HasOrganization"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tutorbrain.api.errors.json_exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "tutorbrain.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": ["tutorbrain.api.throttling.ApiKeyRateThrottle"],
@@ -301,11 +337,15 @@ TUTORBRAIN_MAX_TEXT_CHARS = env_int("TUTORBRAIN_MAX_TEXT_CHARS", 20_000, minimum
 TUTORBRAIN_MAX_MESSAGE_CHARS = env_int("TUTORBRAIN_MAX_MESSAGE_CHARS", 4_000, minimum=10)
 TUTORBRAIN_MAX_FILE_BYTES = env_int("TUTORBRAIN_MAX_FILE_BYTES", 20 * 1024 * 1024, minimum=1024)
 TUTORBRAIN_MAX_BATCH_EVENTS = env_int("TUTORBRAIN_MAX_BATCH_EVENTS", 1_000, minimum=1)
-
-# --- Tamper evidence ------------------------------------------------------------------
-# Key for HMAC-signed chain checkpoints. Defaults to SECRET_KEY; set it separately so a
-# checkpoint stored elsewhere stays verifiable when the web secret rotates.
-TUTORBRAIN_CHECKPOINT_KEY = env_str("TUTORBRAIN_CHECKPOINT_KEY", SECRET_KEY)
+# The largest JSON body: a full batch (1,000 events of 20,000-character ASCII texts, about
+# 20 MB) fits. Larger: 413 naming this limit. A multipart upload may be
+# TUTORBRAIN_MAX_FILE_BYTES plus 1 MiB of form fields (tutorbrain/api/middleware.py).
+TUTORBRAIN_MAX_JSON_BODY_BYTES = env_int(
+    "TUTORBRAIN_MAX_JSON_BODY_BYTES", 32 * 1024 * 1024, minimum=1024
+)
+# Django's own limit on a body read whole (and on multipart form fields) is the same one,
+# so no request passes the API's check to be refused later with an HTML page.
+DATA_UPLOAD_MAX_MEMORY_SIZE = TUTORBRAIN_MAX_JSON_BODY_BYTES
 
 # --- Nightly cycle --------------------------------------------------------------------
 TUTORBRAIN_VERIFY_BATCH_SIZE = env_int("TUTORBRAIN_VERIFY_BATCH_SIZE", 200, minimum=1)

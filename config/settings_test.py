@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from config.settings import *  # noqa: F403
+import os
+
+# Tests do not depend on a local secrets file (a fresh clone's pytest has none); the
+# Celery workers the tests start inherit these.
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-not-for-any-deployment")
+os.environ.setdefault("TUTORBRAIN_CHECKPOINT_KEY", "test-only-checkpoint-key")
+
+from config.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests that are about Celery start a real worker; everything else runs inline.

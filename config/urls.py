@@ -4,6 +4,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from tutorbrain.admin_preview import block_preview
 
+# An unexpected error under /api/ is JSON like every other API error.
+handler500 = "tutorbrain.api.middleware.server_error"
+
 admin.site.site_header = "tutor brain"
 admin.site.site_title = "tutor brain admin"
 admin.site.index_title = "Memory, concept maps and beliefs"

@@ -6,6 +6,7 @@ early, readable error before any SQL is sent.
 
 from __future__ import annotations
 
+import pgtrigger
 from django.db import models
 
 
@@ -54,3 +55,21 @@ class AppendOnlyModel(models.Model):
         raise ImmutableRecordError(
             f"{type(self).__name__} {self.pk} is append-only: it cannot be deleted"
         )
+
+
+def no_truncate(name: str) -> pgtrigger.Trigger:
+    """The trigger that refuses TRUNCATE on a write-once table.
+
+    Row triggers (UPDATE, DELETE) do not fire on TRUNCATE, so without this one statement
+    would empty an append-only table. Tests flush their databases with TRUNCATE under
+    `pgtrigger.ignore` of these triggers (tests/conftest.py).
+    """
+    # pgtrigger's Protect composes statement triggers from transition tables, which
+    # TRUNCATE has none of: a plain statement trigger that raises.
+    return pgtrigger.Trigger(
+        name=name,
+        operation=pgtrigger.Truncate,
+        level=pgtrigger.Statement,
+        when=pgtrigger.Before,
+        func="RAISE EXCEPTION 'pgtrigger: Cannot truncate % table: it is append-only', TG_TABLE_NAME;",
+    )

@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
 
-from memory.immutability import AppendOnlyModel
+from memory.immutability import AppendOnlyModel, no_truncate
 
 # --------------------------------------------------------------------------------------
 # Tenancy
@@ -267,6 +267,7 @@ class Episode(AppendOnlyModel):
             pgtrigger.Protect(
                 name="episode_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("episode_no_truncate"),
         ]
 
     def __str__(self) -> str:
@@ -333,6 +334,7 @@ class AnswerStance(AppendOnlyModel):
             pgtrigger.Protect(
                 name="answerstance_write_once", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("answerstance_no_truncate"),
         ]
 
 
@@ -365,6 +367,7 @@ class CitationCheck(AppendOnlyModel):
             pgtrigger.Protect(
                 name="citationcheck_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("citationcheck_no_truncate"),
         ]
 
 
@@ -410,6 +413,7 @@ class ChainVerification(AppendOnlyModel):
             pgtrigger.Protect(
                 name="chainverification_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("chainverification_no_truncate"),
         ]
 
 
@@ -425,4 +429,5 @@ class ChainCheckpoint(AppendOnlyModel):
             pgtrigger.Protect(
                 name="chaincheckpoint_append_only", operation=pgtrigger.Update | pgtrigger.Delete
             ),
+            no_truncate("chaincheckpoint_no_truncate"),
         ]

@@ -13,7 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
-from memory.immutability import AppendOnlyModel
+from memory.immutability import AppendOnlyModel, no_truncate
 from memory.models import Pair
 
 
@@ -121,6 +121,7 @@ class CalibrationSnapshot(AppendOnlyModel):
                 name="calibrationsnapshot_append_only",
                 operation=pgtrigger.Update | pgtrigger.Delete,
             ),
+            no_truncate("calibrationsnapshot_no_truncate"),
         ]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from memory.errors import InvalidInput, NotFound
+from tutorbrain.api.parsers import BodyTooLarge
 
 
 def _first_error(detail, prefix: str = "") -> tuple[str | None, str]:
@@ -36,6 +37,8 @@ def json_exception_handler(exc, context):
             {"error": f"{exc.field}: {exc.message}", "field": exc.field},
             status=status.HTTP_400_BAD_REQUEST,
         )
+    if isinstance(exc, BodyTooLarge):
+        return Response(exc.body, status=exc.status_code)
     if isinstance(exc, NotFound | Http404):
         return Response(
             {"error": str(exc) or "not found", "field": None}, status=status.HTTP_404_NOT_FOUND

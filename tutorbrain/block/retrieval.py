@@ -57,6 +57,9 @@ WEIGHT_SALIENCE = 0.25
 RECENCY_REFERENCE_DAYS = 200
 RECENCY_KEPT_AT_REFERENCE = 0.156
 RECENCY_HALF_LIFE_DAYS = RECENCY_REFERENCE_DAYS * math.log(2) / -math.log(RECENCY_KEPT_AT_REFERENCE)
+# 0.5 ** 1000 ~ 1e-301 is 0 for any score, and still a normal float8: a memory more than
+# 1,000 half-lives (~200 years) old (a turn dated far in the future) does not underflow.
+RECENCY_MAX_HALF_LIVES = 1000
 
 # Relevance in [0, 1] from three signals. Words of the message found in the episode are
 # the strongest evidence; the concept route and the embedding carry what words cannot
@@ -189,6 +192,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "w_sal": WEIGHT_SALIENCE,
         "w_rec": WEIGHT_RECENCY,
         "half_life": RECENCY_HALF_LIFE_DAYS,
+        "max_half_lives": RECENCY_MAX_HALF_LIVES,
         "r_lex": RELEVANCE_LEXICAL,
         "r_con": RELEVANCE_CONCEPT,
         "r_sem": RELEVANCE_SEMANTIC,
@@ -375,9 +379,12 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                  + %(r_sem)s * GREATEST(0, LEAST(1, (similarity - %(sem_floor)s) / %(sem_span)s))
                  AS relevance,
                -- date_part is float8 (EXTRACT is numeric, and numeric power is slow).
+               -- The exponent is capped (RECENCY_MAX_HALF_LIVES): past it the recency is
+               -- 0 for the score, and power() would raise an underflow error instead.
                power(0.5::float8,
-                     GREATEST(0, date_part('epoch', %(now)s::timestamptz - occurred_at))
-                     / 86400.0::float8 / %(half_life)s::float8) AS recency
+                     LEAST(%(max_half_lives)s::float8,
+                           GREATEST(0, date_part('epoch', %(now)s::timestamptz - occurred_at))
+                           / 86400.0::float8 / %(half_life)s::float8)) AS recency
         FROM freq
     ),
     filtered AS (
