@@ -201,6 +201,12 @@ class FileReading(models.Model):
     queued_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Who is reading it ("host:pid") and when it last said it still is (a lease renewed
+    # while the reading runs): a reading whose worker is gone is re-queued by the sweep
+    # (concepts.services.file_readings_requeue_lost), not left "reading" forever.
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.file}: {self.state}"

@@ -11,15 +11,15 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from concepts import graph, lookup, merge, reading
+from concepts import graph, lookup, merge, reading, reading_lease
 from concepts.extractors import (
     MAX_CONCEPTS_PER_FILE,
     ExtractedConcept,
@@ -455,18 +455,16 @@ def file_remove(*, subject_file: SubjectFile, now: datetime | None = None) -> Su
 # --------------------------------------------------------------------------------------
 
 
-# A reading still "reading" after this long was lost with its worker: claim it again.
-STALE_READING_SECONDS = 900
-
-
 def _claim(file_id: int, now: datetime) -> bool:
-    stale = now - timedelta(seconds=STALE_READING_SECONDS)
-    claimable = Q(state=FileReading.State.QUEUED) | Q(
-        state=FileReading.State.READING, started_at__lt=stale
-    )
+    """queued (or a lost reading) -> reading by this process; False if someone else has it."""
     return bool(
-        FileReading.objects.filter(claimable, pk=file_id).update(
-            state=FileReading.State.READING, started_at=now, reason=""
+        FileReading.objects.filter(reading_lease.claimable(now), pk=file_id).update(
+            state=FileReading.State.READING,
+            started_at=now,
+            reason="",
+            worker=reading_lease.worker_id(),
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
         )
     )
 
@@ -1025,3 +1023,50 @@ def concept_teach(
         now=now or timezone.now(),
         teacher=teacher,
     )
+
+
+# --------------------------------------------------------------------------------------
+# Readings whose worker is gone
+# --------------------------------------------------------------------------------------
+
+
+def file_readings_requeue_lost(*, now: datetime | None = None) -> list[int]:
+    """Re-queue every reading whose worker is gone; fail those lost too often.
+
+    Run by Celery beat every TUTORBRAIN_READING_SWEEP_SECONDS and by every worker at
+    start-up. A reading is lost when its lease (renewed every few seconds while it runs)
+    has lapsed, or when the process that claimed it on this host no longer exists (a
+    worker restarted after a kill sees its old readings at once). The Redis message of
+    a killed worker may come back much later (visibility timeout): by then the reading
+    is done or failed and the late task does nothing. Returns the re-queued file ids.
+    """
+    now = now or timezone.now()
+    requeued: list[int] = []
+    for lost in FileReading.objects.filter(state=FileReading.State.READING).only(
+        "pk", "worker", "heartbeat_at", "attempts"
+    ):
+        if not reading_lease.is_lost(lost, now):
+            continue
+        gone = f"the worker reading it ({lost.worker or 'unknown'}) stopped"
+        # Conditional on what was read: a reading that came back to life or was claimed
+        # again in the meantime is left alone.
+        same = FileReading.objects.filter(
+            pk=lost.pk,
+            state=FileReading.State.READING,
+            worker=lost.worker,
+            heartbeat_at=lost.heartbeat_at,
+        )
+        if lost.attempts >= reading_lease.MAX_READING_ATTEMPTS:
+            same.update(
+                state=FileReading.State.FAILED,
+                reason=f"{gone} {lost.attempts} times; not retried again",
+                finished_at=now,
+            )
+            continue
+        with transaction.atomic():
+            if same.update(state=FileReading.State.QUEUED, reason=f"re-queued: {gone}"):
+                _queue_reading(lost.pk)
+                requeued.append(lost.pk)
+    if requeued:
+        logger.warning("re-queued %d lost file reading(s): %s", len(requeued), requeued)
+    return requeued

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
+from celery.signals import worker_ready
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -26,14 +31,44 @@ def concepts_embed_missing(subject_id: int) -> int:
 
 @shared_task(name="concepts.read_file", soft_time_limit=600, time_limit=660, acks_late=True)
 def file_read_task(file_id: int) -> str:
-    """Read one uploaded file into its subject's map (claimed: a duplicate does nothing)."""
+    """Read one uploaded file into its subject's map (claimed: a duplicate does nothing).
+
+    The lease is renewed while the reading runs, so a reading whose worker dies is found
+    by the sweep below and read again.
+    """
+    from concepts.reading_lease import heartbeat
     from concepts.services import file_read
     from memory.models import SubjectFile
 
     subject_file = SubjectFile.objects.select_related("subject").filter(pk=file_id).first()
     if subject_file is None:
         return "missing"
-    return file_read(subject_file=subject_file).state
+    with heartbeat(file_id):
+        return file_read(subject_file=subject_file).state
+
+
+@shared_task(name="concepts.requeue_lost_readings", soft_time_limit=60, time_limit=90)
+def file_readings_requeue_lost_task() -> list[int]:
+    """The periodic sweep (config.settings.CELERY_BEAT_SCHEDULE): lost readings re-queued."""
+    from concepts.services import file_readings_requeue_lost
+
+    return file_readings_requeue_lost()
+
+
+@worker_ready.connect
+def requeue_lost_readings_at_start(sender=None, **kwargs) -> None:
+    """A worker coming back (after a kill, a deploy) re-queues what its predecessor lost
+    at once, instead of waiting for the next beat."""
+    from django.db import connection
+
+    from concepts.services import file_readings_requeue_lost
+
+    try:
+        file_readings_requeue_lost()
+    except Exception:  # the worker must start even if the database is not there yet
+        logger.exception("the start-up sweep of lost file readings failed")
+    finally:
+        connection.close()  # the pool's processes must not share this connection
 
 
 @shared_task(

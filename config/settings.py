@@ -263,6 +263,10 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# acks_late: a task's message is acknowledged when the task ends, so a worker killed
+# mid-task (OOM, deploy, kill -9) does not lose it; reject_on_worker_lost: a killed
+# pool process's message goes back to the queue at once. Every task is idempotent (a
+# claim by conditional update or a unique constraint), so a second delivery is safe.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -274,11 +278,17 @@ TUTORBRAIN_NIGHTLY_HOUR = env_int("TUTORBRAIN_NIGHTLY_HOUR", 2, minimum=0)
 TUTORBRAIN_NIGHTLY_MINUTE = env_int("TUTORBRAIN_NIGHTLY_MINUTE", 30, minimum=0)
 if TUTORBRAIN_NIGHTLY_HOUR > 23 or TUTORBRAIN_NIGHTLY_MINUTE > 59:
     raise ImproperlyConfigured("TUTORBRAIN_NIGHTLY_HOUR must be 0-23 and _MINUTE 0-59")
+# How often beat re-queues file readings whose worker is gone (concepts.reading_lease).
+TUTORBRAIN_READING_SWEEP_SECONDS = env_int("TUTORBRAIN_READING_SWEEP_SECONDS", 60, minimum=5)
 # The one place the periodic schedule is defined.
 CELERY_BEAT_SCHEDULE = {
     "nightly-cycle": {
         "task": "tutorbrain.tasks.nightly_fan_out",
         "schedule": crontab(hour=TUTORBRAIN_NIGHTLY_HOUR, minute=TUTORBRAIN_NIGHTLY_MINUTE),
+    },
+    "requeue-lost-file-readings": {
+        "task": "concepts.requeue_lost_readings",
+        "schedule": float(TUTORBRAIN_READING_SWEEP_SECONDS),
     },
 }
 
@@ -363,6 +373,20 @@ TUTORBRAIN_NIGHTLY_MAX_RETRIES = env_int("TUTORBRAIN_NIGHTLY_MAX_RETRIES", 5, mi
 TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX = env_int(
     "TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX", 600, minimum=1
 )
+
+# Redis delivers a message again when it was not acknowledged within this many seconds:
+# with acks_late that is a task's whole run, and an ETA/countdown retry's wait too. It
+# must exceed the longest hard time limit (the nightly fan-out's) and the longest retry
+# backoff, or a task still running would be delivered twice; it is shorter than Redis's
+# default hour so the message of a whole killed worker comes back sooner. File readings
+# do not wait for it: the sweep re-queues them within a minute.
+_LONGEST_TASK_WAIT = max(
+    TUTORBRAIN_NIGHTLY_FAN_OUT_SOFT_TIME_LIMIT + 60, TUTORBRAIN_NIGHTLY_RETRY_BACKOFF_MAX
+)
+CELERY_VISIBILITY_TIMEOUT = env_int(
+    "CELERY_VISIBILITY_TIMEOUT", _LONGEST_TASK_WAIT + 300, minimum=_LONGEST_TASK_WAIT + 1
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
 
 LOGGING = {
     "version": 1,

@@ -67,12 +67,13 @@ def pair(organization):
 class CeleryWorker:
     """A real `celery worker` subprocess on its own queue, against the real Redis."""
 
-    def __init__(self, database_name: str, queue: str):
+    def __init__(self, database_name: str, queue: str, extra_env: dict[str, str] | None = None):
         self.queue = queue
         env = dict(os.environ)
         env["DJANGO_SETTINGS_MODULE"] = "config.settings"
         env["TUTORBRAIN_DB_NAME"] = database_name
         env["CELERY_TASK_DEFAULT_QUEUE"] = queue
+        env.update(extra_env or {})
         self.process = subprocess.Popen(
             [
                 sys.executable,
