@@ -244,17 +244,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "ApiKey": {
-                "type": "apiKey",
-                "in": "header",
-                "name": "Authorization",
-                "description": "`Api-Key <key>` — one key per organization",
-            }
-        }
-    },
-    "SECURITY": [{"ApiKey": []}],
+    # The ApiKey security scheme comes from tutorbrain.api.schema.ApiKeyScheme.
 }
 
 # --- Celery ---------------------------------------------------------------------------

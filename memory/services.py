@@ -480,8 +480,26 @@ def _lock_pair(pair_id: int) -> Pair:
     return Pair.objects.select_related("subject").select_for_update(of=("self",)).get(pk=pair_id)
 
 
-def _events_prepare(events: Sequence[EventSpec], *, embed: bool) -> list[Any]:
-    """Validate a batch (no database) and embed it (before any transaction opens)."""
+def _keys_already_in(chain: Any, events: Sequence[EventSpec]) -> set[str]:
+    """The batch's idempotency keys already in the chain (`chain`: a Pair queryset).
+
+    Read before embedding, so a retried batch is not embedded again: episodes are never
+    deleted, so a key found here is still there when the append takes the lock.
+    """
+    keys = [s.idempotency_key for s in events if s.idempotency_key]
+    if not keys:
+        return set()
+    return set(
+        Episode.objects.filter(pair__in=chain, idempotency_key__in=keys).values_list(
+            "idempotency_key", flat=True
+        )
+    )
+
+
+def _events_prepare(events: Sequence[EventSpec], *, embed: bool, chain: Any = None) -> list[Any]:
+    """Validate a batch (no database) and embed it (before any transaction opens).
+
+    Events whose idempotency key is already in `chain` are replays: not embedded."""
     if not events:
         raise InvalidInput("events", "must hold at least one event")
     limit = settings.TUTORBRAIN_MAX_BATCH_EVENTS
@@ -493,7 +511,15 @@ def _events_prepare(events: Sequence[EventSpec], *, embed: bool) -> list[Any]:
     keys = [s.idempotency_key for s in events if s.idempotency_key]
     if len(keys) != len(set(keys)):
         raise InvalidInput("idempotency_key", "is repeated within the batch")
-    return _embed_events(events) if embed else [None] * len(events)
+    if not embed:
+        return [None] * len(events)
+    replayed = _keys_already_in(chain, events) if chain is not None else set()
+    fresh = [i for i, s in enumerate(events) if s.idempotency_key not in replayed]
+    vectors: list[Any] = [None] * len(events)
+    if fresh:
+        for i, vector in zip(fresh, _embed_events([events[i] for i in fresh]), strict=True):
+            vectors[i] = vector
+    return vectors
 
 
 def _append_locked(
@@ -588,7 +614,7 @@ def episode_append_batch(
     """
     if not events:
         return []
-    vectors = _events_prepare(events, embed=embed)
+    vectors = _events_prepare(events, embed=embed, chain=Pair.objects.filter(pk=pair.pk))
     now = now or timezone.now()
     with transaction.atomic():
         return _append_locked(pair_id=pair.pk, events=events, vectors=vectors, now=now)
@@ -630,7 +656,12 @@ def episode_append_external(
             _validate_timezone(student_timezone)
         except InvalidInput as exc:
             raise InvalidInput("student_timezone", exc.message) from exc
-    vectors = _events_prepare(events, embed=embed)
+    chain = Pair.objects.filter(
+        student__organization=organization,
+        student__external_id=student_external_id,
+        subject__external_id=subject_external_id,
+    )
+    vectors = _events_prepare(events, embed=embed, chain=chain)
     now = now or timezone.now()
     with transaction.atomic():
         student = student_get_or_create(

@@ -6,10 +6,33 @@ stored, so a key never appears in plain text in the database.
 
 from __future__ import annotations
 
+import time
+
+from django.db import OperationalError, connection, transaction
 from rest_framework import authentication, exceptions, permissions
 
 from memory.models import ApiKey
 from memory.services import api_key_hash
+
+
+class DeadlinePassed(exceptions.APIException):
+    """The request's deadline passed before it was authenticated (a locked or slow key
+    table): the view answers as it does for any late build."""
+
+    status_code = 200
+    default_detail = "the deadline passed during authentication"
+
+
+def deadline_remaining(request) -> float | None:
+    """Seconds left of the view's deadline since the request arrived; None: no deadline."""
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    deadline = getattr(view, "deadline_seconds", None)
+    if deadline is None:
+        return None
+    arrived = getattr(request._request, "tutorbrain_arrived", None)
+    if arrived is None:
+        return deadline()
+    return deadline() - (time.monotonic() - arrived)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -19,11 +42,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         raw = self._raw_key(request)
         if raw is None:
             return None
-        key = (
-            ApiKey.objects.select_related("organization")
-            .filter(key_hash=api_key_hash(raw), revoked_at__isnull=True)
-            .first()
+        query = ApiKey.objects.select_related("organization").filter(
+            key_hash=api_key_hash(raw), revoked_at__isnull=True
         )
+        remaining = deadline_remaining(request)
+        key = query.first() if remaining is None else _first_within(query, remaining)
         if key is None:
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
         request.organization = key.organization
@@ -42,6 +65,27 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request) -> str:
         # Makes DRF answer 401 (not 403) when the key is missing.
         return self.keyword
+
+
+def _first_within(query, seconds: float):
+    """query.first() under a statement timeout of `seconds` (lock waits included)."""
+    if seconds <= 0:
+        raise DeadlinePassed()
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('statement_timeout'), "
+                "set_config('statement_timeout', %s, true)",
+                [str(max(1, int(seconds * 1000)))],
+            )
+            previous = cursor.fetchone()[0]
+            key = query.first()
+            # Inside an outer transaction (a test's) the setting would outlive this block;
+            # after a cancel the rollback restores it.
+            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
+            return key
+    except OperationalError as exc:  # cancelled by the statement timeout
+        raise DeadlinePassed() from exc
 
 
 class HasOrganization(permissions.BasePermission):

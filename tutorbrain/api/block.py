@@ -1,19 +1,33 @@
-"""POST /api/v1/memory-block/ — the chat service's one call per turn (R-5)."""
+"""POST /api/v1/memory-block/ — the chat service's one call per turn (SPEC R-5)."""
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.errors import InvalidInput
-from tutorbrain.api.auth import organization_of
+from memory.models import Episode
+from tutorbrain.api.auth import DeadlinePassed, organization_of
+from tutorbrain.api.fields import (
+    AwareDateTimeField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictSerializer,
+)
+from tutorbrain.api.schema import error_responses
 from tutorbrain.block.build import memory_block_build, message_embed
 from tutorbrain.block.deadline import run_with_deadline
 from tutorbrain.block.format import BudgetTooSmall
+
+# The largest token budget a request may ask for: far above any prompt's share for
+# memory, and a bound on the work one request can ask for.
+MAX_TOKEN_BUDGET = 20_000
 
 EXAMPLE_BLOCK = """===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====
 SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, NOT the student's mastery):
@@ -27,74 +41,182 @@ HOW TO USE THIS: it is your own memory of past work with this student, not their
 ===== END OF MEMORY ====="""
 
 
+@extend_schema_serializer(component_name="RecalledEpisode")
 class RecalledSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    occurred_at = serializers.DateTimeField()
-    kind = serializers.CharField()
-    summary = serializers.CharField()
-    verification = serializers.ChoiceField(choices=["holds", "changed", "unverifiable"])
-    repeats = serializers.IntegerField()
+    id = serializers.IntegerField(
+        help_text="The episode's id: send it back in the answer's `recalled_ids`."
+    )
+    occurred_at = serializers.DateTimeField(help_text="When it happened.")
+    kind = serializers.ChoiceField(choices=Episode.Kind.values, help_text="What happened.")
+    summary = serializers.CharField(help_text="Its one-line summary.")
+    verification = serializers.ChoiceField(
+        choices=["holds", "changed", "unverifiable"],
+        help_text=(
+            "For a cited answer: whether the cited pages still say it (holds), changed "
+            "since, or cannot be checked (no citation, file gone)."
+        ),
+    )
+    repeats = serializers.IntegerField(
+        help_text="How many other episodes said the same (collapsed into this one)."
+    )
 
 
+@extend_schema_serializer(component_name="TimeWindow")
 class WindowSerializer(serializers.Serializer):
-    start = serializers.DateTimeField()
-    end = serializers.DateTimeField()
-    label = serializers.CharField()
-    phrase = serializers.CharField()
+    start = serializers.DateTimeField(help_text="Start of the window the message named (UTC).")
+    end = serializers.DateTimeField(help_text="End of the window, exclusive (UTC).")
+    label = serializers.CharField(help_text="The window in words, e.g. 'July 2026'.")
+    phrase = serializers.CharField(help_text="The words of the message that named it.")
 
 
+@extend_schema_serializer(component_name="PlacedPart")
 class PlacedPartSerializer(serializers.Serializer):
-    role = serializers.ChoiceField(choices=["memory_block", "bridge", "assessment"])
-    text = serializers.CharField()
+    role = serializers.ChoiceField(
+        choices=["memory_block", "bridge", "assessment"], help_text="What this part is."
+    )
+    text = serializers.CharField(help_text="Its text.")
 
 
+@extend_schema_serializer(component_name="PlacedPrompt")
 class PlacedSerializer(serializers.Serializer):
-    parts = serializers.ListField(child=serializers.DictField())
-    assessment_dropped = serializers.BooleanField()
-    text = serializers.CharField()
+    parts = PlacedPartSerializer(many=True, help_text="The parts, in prompt order.")
+    assessment_dropped = serializers.BooleanField(
+        help_text="The legacy assessment said nothing is recorded, and was left out."
+    )
+    text = serializers.CharField(help_text="The parts joined: what goes into the prompt.")
 
 
 class MemoryBlockView(APIView):
     """The memory block for one chat turn: ranked recall under a token budget and a deadline."""
 
-    class InputSerializer(serializers.Serializer):
-        student = serializers.CharField(max_length=200, help_text="the student's external id")
-        subject = serializers.CharField(max_length=200, help_text="the subject's external id")
-        message = serializers.CharField(
+    @extend_schema_serializer(component_name="MemoryBlockInput")
+    class InputSerializer(StrictSerializer):
+        student = StrictCharField(max_length=200, help_text="The student's id in the chat service.")
+        subject = StrictCharField(max_length=200, help_text="The subject's id in the chat service.")
+        message = StrictCharField(
             required=False,
             allow_blank=True,
             trim_whitespace=False,
             default="",
-            help_text="the student's message; missing or empty: recency mode",
+            help_text=(
+                "The student's message of this turn; missing or empty: recency mode (the "
+                "latest work). At most TUTORBRAIN_MAX_MESSAGE_CHARS characters (4,000)."
+            ),
         )
-        now = serializers.DateTimeField(
-            required=False, help_text="the turn's time (ISO 8601); default: server time"
+        now = AwareDateTimeField(
+            required=False,
+            help_text=(
+                "The turn's time, ISO 8601 with a zone (e.g. 2026-09-18T10:00:00Z); "
+                "default: the server's clock. Nothing after it is recalled."
+            ),
         )
-        budget = serializers.IntegerField(
-            required=False, min_value=1, help_text="token budget of the block"
+        budget = StrictIntegerField(
+            required=False,
+            min_value=1,
+            max_value=MAX_TOKEN_BUDGET,
+            help_text=(
+                f"Token budget of the block, 1-{MAX_TOKEN_BUDGET}; default "
+                "TUTORBRAIN_DEFAULT_TOKEN_BUDGET (900). Too small for the block's frame: 400."
+            ),
         )
-        legacy_assessment = serializers.CharField(
+        legacy_assessment = StrictCharField(
             required=False,
             allow_blank=True,
             trim_whitespace=False,
-            help_text="the chat service's legacy assessment section, to be placed (R-5.9)",
+            help_text=(
+                "The chat service's own assessment section, placed after the block with a "
+                "bridge note (or dropped when it says that nothing is recorded)."
+            ),
         )
 
+    @extend_schema_serializer(component_name="MemoryBlockOutput")
     class OutputSerializer(serializers.Serializer):
-        block = serializers.CharField(allow_null=True)
-        mode = serializers.ChoiceField(choices=["ordinary", "history"], allow_null=True)
-        recalled = RecalledSerializer(many=True)
-        time_window = WindowSerializer(allow_null=True)
-        tokens = serializers.IntegerField()
-        budget = serializers.IntegerField()
-        build_ms = serializers.FloatField()
-        embed_ms = serializers.FloatField()
-        dropped = serializers.BooleanField()
-        placed = PlacedSerializer(allow_null=True, required=False)
+        block = serializers.CharField(
+            allow_null=True, help_text="The block to put into the prompt; null when dropped."
+        )
+        mode = serializers.ChoiceField(
+            choices=["ordinary", "history"],
+            allow_null=True,
+            help_text="history: the message asks about past work; null when dropped.",
+        )
+        recalled = RecalledSerializer(
+            many=True, help_text="The episodes the block shows, to be cited by id."
+        )
+        time_window = WindowSerializer(
+            allow_null=True, help_text="The time window the message named, if any."
+        )
+        tokens = serializers.IntegerField(help_text="Tokens the block takes.")
+        budget = serializers.IntegerField(help_text="The token budget it was built for.")
+        build_ms = serializers.FloatField(
+            help_text="Milliseconds from the request's arrival to the block (or the drop)."
+        )
+        embed_ms = serializers.FloatField(help_text="Of which: embedding the message.")
+        dropped = serializers.BooleanField(
+            help_text="true: the deadline passed; no block this turn (carry on without one)."
+        )
+        student_known = serializers.BooleanField(
+            allow_null=True,
+            help_text=(
+                "Whether this organization has the student at all (false: an honest empty "
+                "block); null when dropped."
+            ),
+        )
+        subject_known = serializers.BooleanField(
+            allow_null=True,
+            help_text=(
+                "Whether this organization has the subject at all (false: check the "
+                "subject id for a typo); null when dropped."
+            ),
+        )
+        placed = PlacedSerializer(
+            allow_null=True,
+            required=False,
+            help_text="With `legacy_assessment`: the block and that section, placed.",
+        )
+
+    def deadline_seconds(self) -> float:
+        """The hard limit of one turn, counted from the request's arrival (read by the
+        API-key authentication, which runs first)."""
+        return settings.TUTORBRAIN_BLOCK_DEADLINE_SECONDS
+
+    def handle_exception(self, exc):
+        if isinstance(exc, DeadlinePassed):
+            # The key lookup itself was late (a locked or overloaded key table): the same
+            # answer as a late build, so the chat service's turn is never held up.
+            return Response(self._dropped_body(self.request, legacy=None, budget=None))
+        return super().handle_exception(exc)
+
+    def _dropped_body(self, request, *, legacy: str | None, budget: int | None) -> dict:
+        arrived = getattr(request._request, "tutorbrain_arrived", None)
+        elapsed = (time.monotonic() - arrived) * 1000 if arrived is not None else 0.0
+        return self.OutputSerializer(
+            {
+                "block": None,
+                "mode": None,
+                "recalled": [],
+                "time_window": None,
+                "tokens": 0,
+                "budget": budget or settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET,
+                "build_ms": round(elapsed, 2),
+                "embed_ms": 0.0,
+                "dropped": True,
+                "student_known": None,
+                "subject_known": None,
+                "placed": (
+                    {
+                        "parts": [{"role": "assessment", "text": legacy}],
+                        "assessment_dropped": False,
+                        "text": legacy,
+                    }
+                    if legacy
+                    else None
+                ),
+            }
+        ).data
 
     @extend_schema(
         request=InputSerializer,
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, **error_responses()},
         summary="Build the memory block for one chat turn",
         description=(
             "Ranked recall from the student's whole history (four candidate pools, "
@@ -102,7 +224,9 @@ class MemoryBlockView(APIView):
             "current beliefs and the subject map, under a token budget and a hard "
             "deadline. No generative model is called; the only model call is one "
             "embedding of the message. Unknown student or subject: an honest empty block "
-            "(nothing is created). Past the deadline: `dropped: true` and no block."
+            "(nothing is created; `student_known` / `subject_known` say which is missing). "
+            "Past the deadline, counted from the request's arrival: `dropped: true` and "
+            "no block. Unknown fields are refused."
         ),
         examples=[
             OpenApiExample(
@@ -149,6 +273,8 @@ class MemoryBlockView(APIView):
                     "build_ms": 9.8,
                     "embed_ms": 2.1,
                     "dropped": False,
+                    "student_known": True,
+                    "subject_known": True,
                     "placed": None,
                 },
             ),
@@ -165,6 +291,8 @@ class MemoryBlockView(APIView):
                     "build_ms": 2500.4,
                     "embed_ms": 0.0,
                     "dropped": True,
+                    "student_known": None,
+                    "subject_known": None,
                     "placed": None,
                 },
             ),
@@ -187,8 +315,6 @@ class MemoryBlockView(APIView):
             vector = None
             embed_ms = 0.0
             if message.strip():
-                import time
-
                 started = time.perf_counter()
                 vector = message_embed(message)
                 embed_ms = (time.perf_counter() - started) * 1000
@@ -207,34 +333,15 @@ class MemoryBlockView(APIView):
             return result
 
         try:
-            outcome = run_with_deadline(build, deadline=settings.TUTORBRAIN_BLOCK_DEADLINE_SECONDS)
+            outcome = run_with_deadline(
+                build,
+                deadline=self.deadline_seconds(),
+                started=getattr(request._request, "tutorbrain_arrived", None),
+            )
         except BudgetTooSmall as exc:
             raise InvalidInput("budget", str(exc)) from exc
         if outcome.dropped:
-            return Response(
-                self.OutputSerializer(
-                    {
-                        "block": None,
-                        "mode": None,
-                        "recalled": [],
-                        "time_window": None,
-                        "tokens": 0,
-                        "budget": budget,
-                        "build_ms": round(outcome.elapsed_ms, 2),
-                        "embed_ms": 0.0,
-                        "dropped": True,
-                        "placed": (
-                            {
-                                "parts": [{"role": "assessment", "text": legacy}],
-                                "assessment_dropped": False,
-                                "text": legacy,
-                            }
-                            if legacy
-                            else None
-                        ),
-                    }
-                ).data
-            )
+            return Response(self._dropped_body(request, legacy=legacy, budget=budget))
         result = outcome.result
         body = {
             "block": result.text,
@@ -246,6 +353,8 @@ class MemoryBlockView(APIView):
             "build_ms": result.build_ms,
             "embed_ms": result.embed_ms,
             "dropped": False,
+            "student_known": result.student_known,
+            "subject_known": result.subject_known,
             "placed": result.placed,
         }
         return Response(self.OutputSerializer(body).data)

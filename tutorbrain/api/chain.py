@@ -10,17 +10,22 @@ from memory.models import ChainVerification
 from memory.selectors import pair_get, pair_last_verification
 from memory.services import chain_verify
 from tutorbrain.api.auth import organization_of
+from tutorbrain.api.schema import error_responses
 
 
 @extend_schema_serializer(component_name="ChainVerification")
 class ChainVerificationSerializer(serializers.Serializer):
-    intact = serializers.BooleanField()
-    length = serializers.IntegerField()
-    broken_seq = serializers.IntegerField(allow_null=True)
-    failure = serializers.CharField()
-    reason = serializers.CharField()
-    checkpoint_created_at = serializers.DateTimeField(allow_null=True)
-    checked_at = serializers.DateTimeField()
+    intact = serializers.BooleanField(help_text="Whether every hash recomputed matched.")
+    length = serializers.IntegerField(help_text="Episodes verified.")
+    broken_seq = serializers.IntegerField(
+        allow_null=True, help_text="The first episode whose hash did not match, if any."
+    )
+    failure = serializers.CharField(help_text="The kind of break (empty when intact).")
+    reason = serializers.CharField(help_text="The break in words (empty when intact).")
+    checkpoint_created_at = serializers.DateTimeField(
+        allow_null=True, help_text="The signed checkpoint it was checked against, if any."
+    )
+    checked_at = serializers.DateTimeField(help_text="When it was verified.")
 
 
 class ChainStatusView(APIView):
@@ -32,20 +37,29 @@ class ChainStatusView(APIView):
 
     @extend_schema_serializer(component_name="ChainStatusQuery")
     class QuerySerializer(serializers.Serializer):
-        verify = serializers.BooleanField(required=False, default=False)
+        verify = serializers.BooleanField(
+            required=False, default=False, help_text="Recompute the chain now and record it."
+        )
 
     VerificationSerializer = ChainVerificationSerializer
 
     @extend_schema_serializer(component_name="ChainStatusOutput")
     class OutputSerializer(serializers.Serializer):
-        student = serializers.CharField()
-        subject = serializers.CharField()
-        length = serializers.IntegerField()
-        head_seq = serializers.IntegerField()
-        head_hash = serializers.CharField()
-        last_episode_at = serializers.DateTimeField(allow_null=True)
-        status = serializers.ChoiceField(choices=["intact", "broken", "never verified"])
-        last_verification = ChainVerificationSerializer(allow_null=True)
+        student = serializers.CharField(help_text="The student's id in the chat service.")
+        subject = serializers.CharField(help_text="The subject's id in the chat service.")
+        length = serializers.IntegerField(help_text="Episodes in the chain.")
+        head_seq = serializers.IntegerField(help_text="The last episode's position.")
+        head_hash = serializers.CharField(help_text="The last episode's hash.")
+        last_episode_at = serializers.DateTimeField(
+            allow_null=True, help_text="When the last episode happened."
+        )
+        status = serializers.ChoiceField(
+            choices=["intact", "broken", "never verified"],
+            help_text="The last verification's result.",
+        )
+        last_verification = ChainVerificationSerializer(
+            allow_null=True, help_text="The last verification, if any."
+        )
 
     @extend_schema(
         parameters=[
@@ -53,7 +67,7 @@ class ChainStatusView(APIView):
                 "verify", OpenApiTypes.BOOL, description="recompute the chain now and record it"
             )
         ],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, **error_responses()},
         summary="Chain status of a student-subject pair",
     )
     def get(self, request, student: str, subject: str):

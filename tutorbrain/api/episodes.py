@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+from datetime import timedelta
 
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
+    OpenApiExample,
     OpenApiParameter,
+    OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_serializer,
@@ -19,97 +23,265 @@ from rest_framework.views import APIView
 
 from memory.errors import InvalidInput
 from memory.models import AnswerStance, Episode
+from memory.rules import CONCEPTS_MAX, OCCURRED_AT_MIN_YEAR, SUMMARY_MAX_CHARS
 from memory.selectors import citation_status_for, episode_get, episodes_page, pair_get
 from memory.services import EventSpec, answer_stance_report, episode_append_external
 from tutorbrain.api.auth import organization_of
+from tutorbrain.api.fields import (
+    AwareDateTimeField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictSerializer,
+)
+from tutorbrain.api.schema import error_responses
 
 # A page of the episode list: the default keeps a response small; the maximum bounds
 # one request's work on a chain of 100k episodes.
 EPISODES_PAGE_DEFAULT = 50
 EPISODES_PAGE_MAX = 500
+# A clock a little ahead is tolerated; a date far in the future is a client bug.
+OCCURRED_AT_MAX_AHEAD = timedelta(days=1)
 
 
-class StrictSerializer(serializers.Serializer):
-    """Refuses keys it does not know: a misspelt `verdit` must not pass silently."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({unknown[0]: ["is not a known field"]})
-        return super().to_internal_value(data)
+KINDS_TEXT = ", ".join(Episode.Kind.values)
 
 
 class EventSerializer(StrictSerializer):
-    """One event (R-1.2). Shape only; the service checks the rules and names the field."""
+    """One event of a student-subject chain. Shape only; the service checks the rules
+    (which fields go with which kind) and names the field it refuses."""
 
-    kind = serializers.CharField(help_text=", ".join(Episode.Kind.values))
-    summary = serializers.CharField(allow_blank=True, help_text="One line, at most 300 chars.")
-    text = serializers.CharField(required=False, allow_blank=True, default="")
+    kind = serializers.ChoiceField(
+        choices=Episode.Kind.values,
+        error_messages={"invalid_choice": f"must be one of {KINDS_TEXT}"},
+        help_text=(
+            "What happened: question (the student asked), answer (the tutor answered), "
+            "check (a targeted check of understanding, with a verdict), quiz, file (a file "
+            "arrived), taught (a teacher's note), consolidation (the nightly day summary)."
+        ),
+    )
+    summary = StrictCharField(
+        allow_blank=True, help_text=f"One line, at most {SUMMARY_MAX_CHARS} characters; required."
+    )
+    text = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The full text (at most TUTORBRAIN_MAX_TEXT_CHARS characters, 20,000).",
+    )
     concepts = serializers.ListField(
-        child=serializers.CharField(allow_blank=True), required=False, default=list
+        child=StrictCharField(allow_blank=True),
+        required=False,
+        default=list,
+        help_text=f"Names of the concepts it touched (at most {CONCEPTS_MAX}).",
     )
-    occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    topic = serializers.CharField(required=False, allow_blank=True, default="")
-    verdict = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="check/quiz: right, wrong, partial"
+    occurred_at = AwareDateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_year=OCCURRED_AT_MIN_YEAR,
+        help_text=(
+            "When it happened, ISO 8601 with a zone (e.g. 2026-07-12T10:00:00Z); default: "
+            f"now. From {OCCURRED_AT_MIN_YEAR}, at most a day ahead of the server's clock."
+        ),
     )
-    assessment = serializers.CharField(required=False, allow_blank=True, default="")
-    predicted_mastery = serializers.FloatField(required=False, allow_null=True, default=None)
-    score = serializers.FloatField(required=False, allow_null=True, default=None)
+    topic = StrictCharField(
+        required=False, allow_blank=True, default="", help_text="A short topic label."
+    )
+    verdict = serializers.ChoiceField(
+        choices=[*Episode.Verdict.values, ""],
+        error_messages={"invalid_choice": "must be one of right, wrong, partial"},
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The result of a check (required) or a quiz: right, wrong or partial.",
+    )
+    assessment = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A check's or quiz's assessment text, as the chat service wrote it.",
+    )
+    predicted_mastery = StrictFloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0.0,
+        max_value=1.0,
+        help_text=(
+            "A check only: the chat service's predicted probability (0-1) that the "
+            "student gets it right, for calibration."
+        ),
+    )
+    score = StrictFloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="A check's or quiz's score, 0-1.",
+    )
     citations = serializers.ListField(
         child=serializers.DictField(),
         required=False,
         default=list,
-        help_text='answer: [{"file_id": 3, "pages": [2]}] or [{"file": "cells.pdf"}]',
+        help_text=(
+            'An answer only: the files it cites, [{"file_id": 3, "pages": [2]}] or '
+            '[{"file": "cells.pdf"}] (the current file of that name in the subject).'
+        ),
     )
     recalled_ids = serializers.ListField(
-        child=serializers.IntegerField(), required=False, default=list
+        child=StrictIntegerField(),
+        required=False,
+        default=list,
+        help_text=(
+            "An answer only: ids of the episodes of this chain that the memory block "
+            "recalled for it (the `recalled[].id` of the block)."
+        ),
     )
-    idempotency_key = serializers.CharField(required=False, allow_blank=True, default="")
-    extra = serializers.DictField(required=False, default=dict)
+    idempotency_key = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=(
+            "The sender's unique key of the event in this chain: sent again, nothing is "
+            "appended and the existing episode comes back with `appended: false`."
+        ),
+    )
+    extra = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Free-form JSON kept with the episode (at most 20,000 characters as JSON).",
+    )
+
+    def validate_occurred_at(self, value):
+        if value is not None and value > timezone.now() + OCCURRED_AT_MAX_AHEAD:
+            raise serializers.ValidationError(
+                "must not be more than a day ahead of the server's clock"
+            )
+        return value
 
 
 class PairFieldsSerializer(StrictSerializer):
-    student = serializers.CharField(help_text="The chat service's student id (created on use).")
-    subject = serializers.CharField(help_text="The chat service's subject id (created on use).")
-    student_timezone = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="IANA zone, e.g. Europe/Madrid"
+    student = StrictCharField(
+        help_text="The chat service's student id; the student is created on first use."
+    )
+    subject = StrictCharField(
+        help_text="The chat service's subject id; the subject is created on first use."
+    )
+    student_timezone = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=(
+            "The student's IANA time zone, e.g. Europe/Madrid: 'yesterday' and day "
+            "summaries are read in it."
+        ),
     )
 
 
 @extend_schema_serializer(component_name="Episode")
 class EpisodeOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    seq = serializers.IntegerField()
-    kind = serializers.CharField()
-    summary = serializers.CharField()
-    text = serializers.CharField()
-    concepts = serializers.ListField(child=serializers.CharField())
-    salience = serializers.FloatField()
-    occurred_at = serializers.DateTimeField()
-    recorded_at = serializers.DateTimeField()
-    topic = serializers.CharField()
-    verdict = serializers.CharField()
-    predicted_mastery = serializers.FloatField(allow_null=True)
-    evidence = serializers.DictField()
-    prev_hash = serializers.CharField()
-    hash = serializers.CharField()
+    id = serializers.IntegerField(help_text="The episode's id.")
+    seq = serializers.IntegerField(help_text="Its position in the chain, from 1.")
+    kind = serializers.ChoiceField(choices=Episode.Kind.values, help_text="What happened.")
+    summary = serializers.CharField(help_text="One line.")
+    text = serializers.CharField(help_text="The full text (may be empty).")
+    concepts = serializers.ListField(
+        child=serializers.CharField(), help_text="Concepts it touched."
+    )
+    salience = serializers.FloatField(help_text="Weight fixed by kind and verdict, 0-1.")
+    occurred_at = serializers.DateTimeField(help_text="When it happened.")
+    recorded_at = serializers.DateTimeField(help_text="When it was appended.")
+    topic = serializers.CharField(help_text="Topic label (may be empty).")
+    verdict = serializers.ChoiceField(
+        choices=[*Episode.Verdict.values, ""], help_text="right, wrong, partial or empty."
+    )
+    predicted_mastery = serializers.FloatField(
+        allow_null=True, help_text="A check's predicted probability of a right answer."
+    )
+    evidence = serializers.DictField(
+        help_text="citations, recalled_ids, assessment, score and the event's extra."
+    )
+    prev_hash = serializers.CharField(help_text="The previous episode's hash (hex).")
+    hash = serializers.CharField(help_text="This episode's chain hash (sha256, hex).")
 
 
 @extend_schema_serializer(component_name="EpisodeAppended")
 class AppendedEpisodeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    seq = serializers.IntegerField()
-    hash = serializers.CharField()
-    prev_hash = serializers.CharField()
-    kind = serializers.CharField()
-    summary = serializers.CharField()
-    salience = serializers.FloatField()
-    occurred_at = serializers.DateTimeField()
+    id = serializers.IntegerField(help_text="The episode's id.")
+    seq = serializers.IntegerField(help_text="Its position in the chain.")
+    hash = serializers.CharField(help_text="Its chain hash.")
+    prev_hash = serializers.CharField(help_text="The previous episode's hash.")
+    kind = serializers.ChoiceField(choices=Episode.Kind.values, help_text="What happened.")
+    summary = serializers.CharField(help_text="One line.")
+    salience = serializers.FloatField(help_text="Weight fixed by kind and verdict, 0-1.")
+    occurred_at = serializers.DateTimeField(help_text="When it happened.")
     appended = serializers.BooleanField(
         source="was_appended", help_text="false: an idempotent replay, nothing appended"
     )
+
+
+APPEND_EXAMPLES = [
+    OpenApiExample(
+        "A question",
+        request_only=True,
+        value={
+            "student": "s-123",
+            "subject": "biology-101",
+            "student_timezone": "Europe/Madrid",
+            "kind": "question",
+            "summary": "Why does a cell burst in pure water?",
+            "text": "Why does a red blood cell burst when I put it in pure water?",
+            "occurred_at": "2026-09-18T10:00:00Z",
+            "idempotency_key": "turn-8812-q",
+        },
+    ),
+    OpenApiExample(
+        "An answer citing a file and the recalled episodes",
+        request_only=True,
+        value={
+            "student": "s-123",
+            "subject": "biology-101",
+            "kind": "answer",
+            "summary": "Water enters by osmosis until the membrane bursts",
+            "text": "In pure water there is more water outside the cell than inside ...",
+            "occurred_at": "2026-09-18T10:00:05Z",
+            "citations": [{"file_id": 3, "pages": [2]}, {"file": "cell-biology-notes.md"}],
+            "recalled_ids": [812, 845],
+            "idempotency_key": "turn-8812-a",
+        },
+    ),
+    OpenApiExample(
+        "A check with its verdict and predicted mastery",
+        request_only=True,
+        value={
+            "student": "s-123",
+            "subject": "biology-101",
+            "kind": "check",
+            "summary": "Check on osmosis",
+            "topic": "osmosis",
+            "concepts": ["Osmosis"],
+            "verdict": "wrong",
+            "predicted_mastery": 0.62,
+            "assessment": "Said water moves towards less solute.",
+            "occurred_at": "2026-09-18T10:03:00Z",
+            "idempotency_key": "turn-8813-check",
+        },
+    ),
+    OpenApiExample(
+        "A batch (one chain, in order, all or nothing)",
+        request_only=True,
+        value={
+            "student": "s-123",
+            "subject": "biology-101",
+            "events": [
+                {"kind": "question", "summary": "What is diffusion?"},
+                {"kind": "answer", "summary": "Movement down a concentration gradient"},
+            ],
+        },
+    ),
+]
 
 
 class EpisodeAppendView(APIView):
@@ -121,17 +293,21 @@ class EpisodeAppendView(APIView):
 
     @extend_schema_serializer(component_name="EpisodeAppendBatchInput")
     class BatchInputSerializer(PairFieldsSerializer):
-        events = EventSerializer(many=True, allow_empty=False)
+        events = EventSerializer(
+            many=True,
+            allow_empty=False,
+            help_text="The events, in order (at most TUTORBRAIN_MAX_BATCH_EVENTS, 1,000).",
+        )
 
     AppendedSerializer = AppendedEpisodeSerializer
 
     @extend_schema_serializer(component_name="EpisodeAppendOutput")
     class OutputSerializer(serializers.Serializer):
-        student = serializers.CharField()
-        subject = serializers.CharField()
-        head_seq = serializers.IntegerField()
-        head_hash = serializers.CharField()
-        episodes = AppendedEpisodeSerializer(many=True)
+        student = serializers.CharField(help_text="The student's id in the chat service.")
+        subject = serializers.CharField(help_text="The subject's id in the chat service.")
+        head_seq = serializers.IntegerField(help_text="The chain's last position now.")
+        head_hash = serializers.CharField(help_text="The chain's last hash now.")
+        episodes = AppendedEpisodeSerializer(many=True, help_text="One per event sent, in order.")
 
     @extend_schema(
         request=PolymorphicProxySerializer(
@@ -139,13 +315,24 @@ class EpisodeAppendView(APIView):
             serializers=[SingleInputSerializer, BatchInputSerializer],
             resource_type_field_name=None,
         ),
-        responses={201: OutputSerializer, 200: OutputSerializer},
+        responses={
+            201: OpenApiResponse(OutputSerializer, description="Something was appended."),
+            200: OpenApiResponse(
+                OutputSerializer, description="Every event was an idempotent replay."
+            ),
+            **error_responses(),
+        },
+        examples=APPEND_EXAMPLES,
         summary="Append an event (or a batch) to a student-subject chain",
         description=(
             "One event, or `{student, subject, events: [...]}` appended in order in one "
             "transaction (all or nothing). Student, subject and their chain are created on "
             "first use. An `idempotency_key` already in the chain appends nothing: the "
-            "existing episode comes back with `appended: false` (200 if nothing was new)."
+            "existing episode comes back with `appended: false` (200 if nothing was new). "
+            "Keys are checked before anything is embedded, so a retried batch costs little. "
+            "Unknown fields, strings where numbers belong (and the reverse), date-times "
+            "without a zone and dates more than a day ahead are refused with a 400 naming "
+            "the field; nothing is written."
         ),
     )
     def post(self, request):
@@ -200,9 +387,15 @@ def _cursor_decode(cursor: str, order: str) -> int:
 
 @extend_schema_serializer(component_name="EpisodeListed")
 class ListedEpisodeSerializer(EpisodeOutputSerializer):
-    stance = serializers.CharField(allow_null=True)
-    citation_status = serializers.CharField()
-    citation_note = serializers.CharField()
+    stance = serializers.ChoiceField(
+        choices=AnswerStance.Stance.values,
+        allow_null=True,
+        help_text="An answer's reported stance (answered, partial, cannot), if any.",
+    )
+    citation_status = serializers.CharField(
+        help_text="An answer's citations now: whether the cited files still hold it."
+    )
+    citation_note = serializers.CharField(help_text="The citation status in words.")
 
 
 class PairEpisodesView(APIView):
@@ -211,8 +404,8 @@ class PairEpisodesView(APIView):
     @extend_schema_serializer(component_name="PairEpisodesQuery")
     class QuerySerializer(serializers.Serializer):
         kind = serializers.CharField(required=False, default="")
-        since = serializers.DateTimeField(required=False, allow_null=True, default=None)
-        until = serializers.DateTimeField(required=False, allow_null=True, default=None)
+        since = AwareDateTimeField(required=False, allow_null=True, default=None)
+        until = AwareDateTimeField(required=False, allow_null=True, default=None)
         order = serializers.ChoiceField(
             choices=["newest", "oldest"], required=False, default="newest"
         )
@@ -225,22 +418,32 @@ class PairEpisodesView(APIView):
 
     @extend_schema_serializer(component_name="PairEpisodesOutput")
     class OutputSerializer(serializers.Serializer):
-        student = serializers.CharField()
-        subject = serializers.CharField()
-        head_seq = serializers.IntegerField()
-        episodes = ListedEpisodeSerializer(many=True)
-        next_cursor = serializers.CharField(allow_null=True)
+        student = serializers.CharField(help_text="The student's id in the chat service.")
+        subject = serializers.CharField(help_text="The subject's id in the chat service.")
+        head_seq = serializers.IntegerField(help_text="The chain's last position.")
+        episodes = ListedEpisodeSerializer(many=True, help_text="This page's episodes.")
+        next_cursor = serializers.CharField(
+            allow_null=True, help_text="Pass as `cursor` for the next page; null: the last."
+        )
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("kind", OpenApiTypes.STR, description="kinds, comma-separated"),
-            OpenApiParameter("since", OpenApiTypes.DATETIME, description="occurred_at >= since"),
-            OpenApiParameter("until", OpenApiTypes.DATETIME, description="occurred_at < until"),
-            OpenApiParameter("order", OpenApiTypes.STR, enum=["newest", "oldest"]),
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, description=f"kinds, comma-separated: {KINDS_TEXT}"
+            ),
+            OpenApiParameter(
+                "since", OpenApiTypes.DATETIME, description="occurred_at >= since (with a zone)"
+            ),
+            OpenApiParameter(
+                "until", OpenApiTypes.DATETIME, description="occurred_at < until (with a zone)"
+            ),
+            OpenApiParameter(
+                "order", OpenApiTypes.STR, enum=["newest", "oldest"], description="default newest"
+            ),
             OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{EPISODES_PAGE_MAX}"),
             OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of a page"),
         ],
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, **error_responses()},
         summary="List a student-subject pair's episodes",
     )
     def get(self, request, student: str, subject: str):
@@ -295,21 +498,26 @@ class PairEpisodesView(APIView):
 
 
 class AnswerStanceView(APIView):
-    """The grounding tracker's stance on an answer (R-1.7): written once."""
+    """The grounding tracker's stance on an answer: written once."""
 
     @extend_schema_serializer(component_name="AnswerStanceInput")
     class InputSerializer(StrictSerializer):
-        stance = serializers.ChoiceField(choices=AnswerStance.Stance.values)
+        stance = serializers.ChoiceField(
+            choices=AnswerStance.Stance.values,
+            help_text="answered: the files answered it; partial; cannot: they could not.",
+        )
 
     @extend_schema_serializer(component_name="AnswerStanceOutput")
     class OutputSerializer(serializers.Serializer):
-        episode = serializers.IntegerField(source="episode_id")
-        stance = serializers.CharField()
-        reported_at = serializers.DateTimeField()
+        episode = serializers.IntegerField(source="episode_id", help_text="The answer's id.")
+        stance = serializers.ChoiceField(
+            choices=AnswerStance.Stance.values, help_text="The stance recorded."
+        )
+        reported_at = serializers.DateTimeField(help_text="When it was recorded.")
 
     @extend_schema(
         request=InputSerializer,
-        responses={201: OutputSerializer},
+        responses={201: OutputSerializer, **error_responses()},
         summary="Report whether an answer was answered, partial or cannot",
         description="Write-once: a second report for the same answer is a 400 naming `stance`.",
     )

@@ -17,7 +17,10 @@ def _first_error(detail, prefix: str = "") -> tuple[str | None, str]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = key if key != "non_field_errors" else ""
-            path = f"{prefix}.{name}" if prefix and name else (name or prefix)
+            if str(name).isdigit():  # a list's errors by index: {"events": {"0": {...}}}
+                path = f"{prefix}[{name}]"
+            else:
+                path = f"{prefix}.{name}" if prefix and name else (name or prefix)
             return _first_error(value, path)
     if isinstance(detail, list):
         for i, value in enumerate(detail):

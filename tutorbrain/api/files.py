@@ -7,7 +7,7 @@ see its reading state (queued, reading, done, or failed with the reason).
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -18,26 +18,33 @@ from concepts.services import file_remove, file_upload_external
 from memory.errors import InvalidInput, NotFound
 from memory.models import SubjectFile
 from tutorbrain.api.auth import organization_of
+from tutorbrain.api.schema import error_responses
 
 
 @extend_schema_serializer(component_name="SubjectFile")
 class FileOutputSerializer(serializers.Serializer):
-    file_id = serializers.IntegerField()
-    name = serializers.CharField()
-    subject = serializers.CharField()
-    fingerprint = serializers.CharField()
-    content_type = serializers.CharField()
-    size_bytes = serializers.IntegerField()
-    page_count = serializers.IntegerField()
-    uploaded_at = serializers.DateTimeField()
-    current = serializers.BooleanField()
-    replaced_at = serializers.DateTimeField(allow_null=True)
-    replaced_by_file_id = serializers.IntegerField(allow_null=True)
-    removed_at = serializers.DateTimeField(allow_null=True)
-    replaces_file_id = serializers.IntegerField(allow_null=True)
-    reading_state = serializers.ChoiceField(choices=FileReading.State.values, allow_null=True)
-    reading_reason = serializers.CharField()
-    concepts_found = serializers.IntegerField()
+    file_id = serializers.IntegerField(help_text="The file's id (cite it as `file_id`).")
+    name = serializers.CharField(help_text="Its name; a new upload of the same name replaces it.")
+    subject = serializers.CharField(help_text="The subject's id in the chat service.")
+    fingerprint = serializers.CharField(help_text="sha256 of the content.")
+    content_type = serializers.CharField(help_text="The content type it was read as.")
+    size_bytes = serializers.IntegerField(help_text="Size in bytes.")
+    page_count = serializers.IntegerField(help_text="Pages (1 for text and Markdown).")
+    uploaded_at = serializers.DateTimeField(help_text="When it was uploaded.")
+    current = serializers.BooleanField(help_text="Neither replaced nor removed.")
+    replaced_at = serializers.DateTimeField(allow_null=True, help_text="When it was replaced.")
+    replaced_by_file_id = serializers.IntegerField(
+        allow_null=True, help_text="The file that replaced it."
+    )
+    removed_at = serializers.DateTimeField(allow_null=True, help_text="When it was removed.")
+    replaces_file_id = serializers.IntegerField(allow_null=True, help_text="The file it replaced.")
+    reading_state = serializers.ChoiceField(
+        choices=FileReading.State.values,
+        allow_null=True,
+        help_text="Reading into the concept map: queued, reading, done, or failed.",
+    )
+    reading_reason = serializers.CharField(help_text="Why a reading failed (or was re-queued).")
+    concepts_found = serializers.IntegerField(help_text="Concepts the reading found.")
 
 
 def _file_output(subject_file: SubjectFile, replaces_id: int | None = None) -> dict:
@@ -75,18 +82,46 @@ class FileUploadView(APIView):
 
     @extend_schema_serializer(component_name="FileUploadInput")
     class InputSerializer(serializers.Serializer):
-        student = serializers.CharField(max_length=200)
-        subject = serializers.CharField(max_length=200)
-        file = serializers.FileField(allow_empty_file=True)
-        name = serializers.CharField(max_length=255, required=False, allow_blank=True)
-        subject_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-        subject_language = serializers.CharField(max_length=8, required=False, allow_blank=True)
+        student = serializers.CharField(
+            max_length=200, help_text="The student's id in the chat service (created on use)."
+        )
+        subject = serializers.CharField(
+            max_length=200, help_text="The subject's id in the chat service (created on use)."
+        )
+        file = serializers.FileField(
+            allow_empty_file=True,
+            help_text="Text, Markdown or PDF; at most TUTORBRAIN_MAX_FILE_BYTES (20 MiB).",
+        )
+        name = serializers.CharField(
+            max_length=255,
+            required=False,
+            allow_blank=True,
+            help_text="The file's name; default: the uploaded file's name.",
+        )
+        subject_name = serializers.CharField(
+            max_length=200,
+            required=False,
+            allow_blank=True,
+            help_text="The subject's display name, when it is created.",
+        )
+        subject_language = serializers.CharField(
+            max_length=8,
+            required=False,
+            allow_blank=True,
+            help_text="The subject's language (en, es, pt, fr, ar), when it is created.",
+        )
 
     OutputSerializer = FileOutputSerializer
 
     @extend_schema(
         request={"multipart/form-data": InputSerializer},
-        responses={201: OutputSerializer, 200: OutputSerializer},
+        responses={
+            201: OpenApiResponse(OutputSerializer, description="Registered and queued."),
+            200: OpenApiResponse(
+                OutputSerializer, description="The same file was already registered: nothing new."
+            ),
+            **error_responses(),
+        },
         summary="Upload a student's file (text, Markdown or PDF) to be read into the map",
     )
     def post(self, request):
@@ -139,12 +174,15 @@ class FileDetailView(APIView):
             raise NotFound(f"no file {file_id} in this organization")
         return subject_file
 
-    @extend_schema(responses={200: OutputSerializer}, summary="A file and its reading state")
+    @extend_schema(
+        responses={200: OutputSerializer, **error_responses()},
+        summary="A file and its reading state",
+    )
     def get(self, request, file_id: int):
         return Response(self.OutputSerializer(_file_output(self._get(request, file_id))).data)
 
     @extend_schema(
-        responses={200: OutputSerializer},
+        responses={200: OutputSerializer, **error_responses()},
         summary="Record that a file was removed (it is kept for the citations that name it)",
     )
     def delete(self, request, file_id: int):

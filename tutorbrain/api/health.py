@@ -3,7 +3,7 @@ report (parts, versions) for a chat service's key or a logged-in staff member.""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
@@ -11,17 +11,24 @@ from rest_framework.views import APIView
 
 from memory.models import ApiKey
 from tutorbrain.api.auth import ApiKeyAuthentication
+from tutorbrain.api.schema import error_responses
 from tutorbrain.health import health_report
 
 
+@extend_schema_serializer(component_name="LivenessOutput")
 class LivenessOutputSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["ok"])
+    status = serializers.ChoiceField(choices=["ok"], help_text="The process serves requests.")
 
 
+@extend_schema_serializer(component_name="ReadinessOutput")
 class ReadinessOutputSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["ok", "failing"])
-    failing = serializers.ListField(child=serializers.CharField())
-    parts = serializers.DictField()
+    status = serializers.ChoiceField(choices=["ok", "failing"], help_text="ok: every part answers.")
+    failing = serializers.ListField(
+        child=serializers.CharField(), help_text="Names of the parts that do not answer."
+    )
+    parts = serializers.DictField(
+        help_text="Each part (database, pgvector, replica, redis, cache, embedder): ok, details."
+    )
 
 
 class HealthView(APIView):
@@ -32,7 +39,7 @@ class HealthView(APIView):
     throttle_classes: list = []
 
     @extend_schema(
-        responses={200: LivenessOutputSerializer},
+        responses={200: LivenessOutputSerializer, **error_responses(authenticated=False)},
         auth=[],
         summary="Liveness: the server answers",
     )
@@ -57,7 +64,11 @@ class ReadinessView(APIView):
     permission_classes = [IsKeyOrStaff]
 
     @extend_schema(
-        responses={200: ReadinessOutputSerializer, 503: ReadinessOutputSerializer},
+        responses={
+            200: ReadinessOutputSerializer,
+            503: ReadinessOutputSerializer,
+            **error_responses(),
+        },
         summary="Readiness of every part, with versions (API key or staff login)",
     )
     def get(self, request):

@@ -1,5 +1,5 @@
 """GET /api/v1/reports/<student>/<subject>/ — the honest report of one student-subject
-(R-4.6): checks on record and how many could be linked, current beliefs, what changed and
+(SPEC R-4.6): checks on record and how many could be linked, current beliefs, what changed and
 why, and the questions the files could not answer. Empty states are stated, not invented."""
 
 from __future__ import annotations
@@ -14,56 +14,74 @@ from rest_framework.views import APIView
 from beliefs.selectors import pair_report
 from memory.selectors import pair_get
 from tutorbrain.api.auth import organization_of
+from tutorbrain.api.schema import error_responses
 
 
 @extend_schema_serializer(component_name="PairReportChecks")
 class _ChecksSerializer(serializers.Serializer):
-    total = serializers.IntegerField()
-    linked = serializers.IntegerField()
-    unlinked = serializers.IntegerField()
-    unlinked_reading_like_utterances = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Checks on record.")
+    linked = serializers.IntegerField(help_text="Checks linked to a concept of the map.")
+    unlinked = serializers.IntegerField(help_text="Checks no concept could be linked to.")
+    unlinked_reading_like_utterances = serializers.IntegerField(
+        help_text="Of the unlinked: those whose topic reads like a chat utterance."
+    )
     sentence = serializers.CharField(help_text="e.g. '32 checks are on record, but none …'")
 
 
 @extend_schema_serializer(component_name="PairReportBelief")
 class _BeliefSerializer(serializers.Serializer):
-    concept = serializers.CharField()
-    claim = serializers.ChoiceField(choices=["understands", "struggles"])
+    concept = serializers.CharField(help_text="The concept's name.")
+    claim = serializers.ChoiceField(
+        choices=["understands", "struggles"], help_text="What is believed."
+    )
     confidence = serializers.FloatField(
-        help_text="p_right for 'understands', 1 − p_right for 'struggles'"
+        help_text="p_right for 'understands', 1 − p_right for 'struggles'."
     )
     p_right = serializers.FloatField(
         allow_null=True,
-        help_text="predicted probability that the student answers the next check on this "
-        "concept right (calibrated, R-4.1)",
+        help_text="Predicted probability that the student answers the next check on this "
+        "concept right (calibrated).",
     )
-    needs_confirmation = serializers.BooleanField()
-    checks = serializers.IntegerField()
-    last_check_at = serializers.DateTimeField(allow_null=True)
-    since = serializers.DateTimeField()
-    reason = serializers.CharField()
+    needs_confirmation = serializers.BooleanField(
+        help_text="Too little or too old evidence: confirm with a check."
+    )
+    checks = serializers.IntegerField(help_text="Checks behind it.")
+    last_check_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the latest of them happened."
+    )
+    since = serializers.DateTimeField(help_text="When this belief was formed.")
+    reason = serializers.CharField(help_text="Why, in words.")
 
 
 @extend_schema_serializer(component_name="PairReportChange")
 class _ChangeSerializer(serializers.Serializer):
-    concept = serializers.CharField()
-    at = serializers.DateTimeField()
-    reason = serializers.ChoiceField(choices=["evidence", "decay", "rederivation", "retirement"])
-    before_claim = serializers.CharField()
-    before_confidence = serializers.FloatField()
-    before_p_right = serializers.FloatField(allow_null=True)
-    after_claim = serializers.CharField()
-    after_confidence = serializers.FloatField()
-    after_p_right = serializers.FloatField(allow_null=True)
-    new_evidence_episode_ids = serializers.ListField(child=serializers.IntegerField())
-    sentence = serializers.CharField()
+    concept = serializers.CharField(help_text="The concept's name.")
+    at = serializers.DateTimeField(help_text="When the belief changed.")
+    reason = serializers.ChoiceField(
+        choices=["evidence", "decay", "rederivation", "retirement"],
+        help_text="What changed it: new checks, time, a re-derivation, or retirement.",
+    )
+    before_claim = serializers.CharField(help_text="The claim before.")
+    before_confidence = serializers.FloatField(help_text="Its confidence before.")
+    before_p_right = serializers.FloatField(
+        allow_null=True, help_text="Its predicted chance of a right answer before."
+    )
+    after_claim = serializers.CharField(help_text="The claim after.")
+    after_confidence = serializers.FloatField(help_text="Its confidence after.")
+    after_p_right = serializers.FloatField(
+        allow_null=True, help_text="Its predicted chance of a right answer after."
+    )
+    new_evidence_episode_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The checks that changed it."
+    )
+    sentence = serializers.CharField(help_text="The change in words.")
 
 
 @extend_schema_serializer(component_name="PairReportQuestion")
 class _QuestionSerializer(serializers.Serializer):
-    answer_episode_id = serializers.IntegerField()
-    question = serializers.CharField()
-    asked_at = serializers.DateTimeField()
+    answer_episode_id = serializers.IntegerField(help_text="The answer that could not cite.")
+    question = serializers.CharField(help_text="The question it answered.")
+    asked_at = serializers.DateTimeField(help_text="When it was asked.")
 
 
 class PairReportView(APIView):
@@ -71,19 +89,28 @@ class PairReportView(APIView):
 
     @extend_schema_serializer(component_name="PairReport")
     class OutputSerializer(serializers.Serializer):
-        student = serializers.CharField()
-        subject = serializers.CharField()
-        checks = _ChecksSerializer()
-        beliefs = _BeliefSerializer(many=True)
-        beliefs_sentence = serializers.CharField()
-        changes = _ChangeSerializer(many=True)
-        changes_sentence = serializers.CharField()
-        unanswered_questions = _QuestionSerializer(many=True)
-        unanswered_sentence = serializers.CharField()
-        notes = serializers.ListField(child=serializers.CharField())
-        last_rederivation_at = serializers.DateTimeField(allow_null=True)
+        student = serializers.CharField(help_text="The student's id in the chat service.")
+        subject = serializers.CharField(help_text="The subject's id in the chat service.")
+        checks = _ChecksSerializer(help_text="The checks on record.")
+        beliefs = _BeliefSerializer(many=True, help_text="Current beliefs.")
+        beliefs_sentence = serializers.CharField(help_text="The beliefs in words.")
+        changes = _ChangeSerializer(many=True, help_text="What changed, and why.")
+        changes_sentence = serializers.CharField(help_text="The changes in words.")
+        unanswered_questions = _QuestionSerializer(
+            many=True, help_text="Questions the files could not answer."
+        )
+        unanswered_sentence = serializers.CharField(help_text="Those in words.")
+        notes = serializers.ListField(
+            child=serializers.CharField(), help_text="What the report cannot say, and why."
+        )
+        last_rederivation_at = serializers.DateTimeField(
+            allow_null=True, help_text="When the beliefs were last re-derived."
+        )
 
-    @extend_schema(responses={200: OutputSerializer}, summary="Report of a student-subject (R-4.6)")
+    @extend_schema(
+        responses={200: OutputSerializer, **error_responses()},
+        summary="Report of a student-subject",
+    )
     def get(self, request, student: str, subject: str):
         pair = pair_get(
             organization=organization_of(request),

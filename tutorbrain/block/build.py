@@ -93,6 +93,10 @@ class BlockResult:
     dropped: bool = False
     placed: dict[str, Any] | None = None
     known_pair: bool = True
+    # Whether the organization has this student / subject at all: a typo'd subject id
+    # gets an honest empty block, and the chat service can see why.
+    student_known: bool = True
+    subject_known: bool = True
     routed_concepts: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
 
@@ -527,6 +531,8 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         build_ms=round(build_ms, 2),
         embed_ms=round(embed_ms, 2),
         known_pair=pair is not None,
+        student_known=student is not None,
+        subject_known=subject is not None,
         routed_concepts=routed,
         terms=list(reading.terms),
     )

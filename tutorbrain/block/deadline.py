@@ -95,22 +95,26 @@ def _run(job: _Job, fn: Callable[[threading.Event], Any], deadline: float):
         db.close()
 
 
-def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) -> DeadlineOutcome:
-    """Run `fn(cancelled_event)` in a worker; give up after `deadline` seconds.
+def run_with_deadline(
+    fn: Callable[[threading.Event], Any], *, deadline: float, started: float | None = None
+) -> DeadlineOutcome:
+    """Run `fn(cancelled_event)` in a worker; give up `deadline` seconds after `started`.
 
-    Exceptions of `fn` (bad input found while building) propagate to the caller.
+    `started` is a `time.monotonic()` reading, the request's arrival (what was spent on
+    authentication and parsing counts); default: now. Exceptions of `fn` (bad input found
+    while building) propagate to the caller.
     """
-    started = time.perf_counter()
+    started = time.monotonic() if started is None else started
     job = _Job()
     future = _pool().submit(_run, job, fn, deadline)
     try:
-        result = future.result(timeout=deadline)
+        result = future.result(timeout=max(0.0, deadline - (time.monotonic() - started)))
     except OperationalError:
         # A query cancelled by the statement timeout at the very deadline is a late
         # build like any other; a database error before the deadline is a real error.
-        if (time.perf_counter() - started) >= deadline:
+        if (time.monotonic() - started) >= deadline:
             return DeadlineOutcome(
-                result=None, dropped=True, elapsed_ms=(time.perf_counter() - started) * 1000
+                result=None, dropped=True, elapsed_ms=(time.monotonic() - started) * 1000
             )
         raise
     except FutureTimeout:
@@ -125,10 +129,10 @@ def run_with_deadline(fn: Callable[[threading.Event], Any], *, deadline: float) 
                 logger.exception("could not cancel the late block build (backend %s)", pid)
         future.add_done_callback(_log_late_failure)
         return DeadlineOutcome(
-            result=None, dropped=True, elapsed_ms=(time.perf_counter() - started) * 1000
+            result=None, dropped=True, elapsed_ms=(time.monotonic() - started) * 1000
         )
     return DeadlineOutcome(
-        result=result, dropped=False, elapsed_ms=(time.perf_counter() - started) * 1000
+        result=result, dropped=False, elapsed_ms=(time.monotonic() - started) * 1000
     )
 
 
