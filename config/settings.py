@@ -50,6 +50,14 @@ if not DEBUG:
                 "Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
             )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+# Served over HTTPS (behind a TLS-terminating reverse proxy): cookies only over HTTPS,
+# and the proxy's X-Forwarded-Proto says a request was secure. Off by default so the
+# local `make demo` admin login works over plain http. HSTS and the http->https
+# redirect are the proxy's job (docs/hardening.md: `manage.py check --deploy`).
+DJANGO_HTTPS = env_bool("DJANGO_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DJANGO_HTTPS
+if DJANGO_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -100,7 +100,7 @@ class CeleryWorker:
             text=True,
         )
 
-    def wait_ready(self, app, timeout: float = 60.0) -> None:
+    def wait_ready(self, app, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -213,12 +213,12 @@ def test_a_build_slowed_past_the_deadline_is_dropped_at_once_and_abandoned(setup
     data = response.json()
     assert data["dropped"] is True
     assert data["block"] is None and data["recalled"] == []
-    assert elapsed <= 0.3 + 0.150
+    # At the deadline, not after the 5 s build; the margin is for a loaded machine.
+    assert elapsed < 0.3 + 1.5
     # The late build's query was cancelled, not left sleeping against the database.
-    for _ in range(50):
-        if _sleeping_backends() == 0:
-            break
-        time.sleep(0.02)
+    waited = time.monotonic()
+    while _sleeping_backends() and time.monotonic() - waited < 10:
+        time.sleep(0.05)
     assert _sleeping_backends() == 0
 
 

@@ -165,7 +165,6 @@ def test_with_the_key_table_locked_the_block_is_dropped_within_the_deadline(setu
     pair, client = setup
     episode_append(pair=pair, kind="question", summary="What is osmosis?")
     settings.TUTORBRAIN_BLOCK_DEADLINE_SECONDS = 1.0
-    assert client.post(BLOCK, _block(pair), format="json").json()["dropped"] is False
 
     params = connection.get_connection_params()
     locked, release = threading.Event(), threading.Event()

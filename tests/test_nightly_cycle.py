@@ -154,9 +154,11 @@ def test_the_active_pairs_are_those_with_an_episode_on_the_day(pair, organizatio
     assert cycle.active_pair_ids(day=DAY) == [pair.pk]
 
 
-def test_the_day_is_taken_in_the_nightly_time_zone(pair, settings):
+def test_the_day_is_the_students_day_whatever_the_nightly_time_zone(pair, settings):
     settings.CELERY_TIMEZONE = "America/Sao_Paulo"  # UTC-3
-    # 01:00 UTC on the 11th is 22:00 on the 10th in Sao Paulo.
+    pair.student.timezone = "America/Sao_Paulo"
+    pair.student.save()
+    # 01:00 UTC on the 11th is 22:00 on the 10th in Sao Paulo: the student's 10th.
     episode_append(
         pair=pair,
         kind="question",
@@ -168,6 +170,20 @@ def test_the_day_is_taken_in_the_nightly_time_zone(pair, settings):
 
     assert cycle.active_pair_ids(day=DAY) == [pair.pk]
     assert cycle.active_pair_ids(day=NEXT_DAY) == []
+
+    # A UTC student's episode at the same instant is on their 11th, whatever the
+    # nightly zone: it is consolidated by the cycle whose end follows their 11th.
+    utc = PairFactory(student__timezone="UTC")
+    episode_append(
+        pair=utc,
+        kind="question",
+        summary="late question",
+        occurred_at=at(1, 0, NEXT_DAY),
+        now=at(1, 0, NEXT_DAY),
+        embed=False,
+    )
+    assert utc.pk not in cycle.active_pair_ids(day=DAY)
+    assert utc.pk in cycle.active_pair_ids(day=NEXT_DAY)
 
 
 # --- decay ------------------------------------------------------------------------

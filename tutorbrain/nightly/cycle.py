@@ -77,22 +77,29 @@ class RunOutcome:
 
 
 def active_pair_ids(*, day: dt.date) -> list[int]:
-    """Pairs with at least one episode (other than a consolidation) on `day` (R-7).
+    """Pairs with at least one episode (other than a consolidation) on the student's own
+    day that the cycle of `day` consolidates (services.student_day).
 
-    `Pair.last_episode_at >= start` narrows by the index first; the EXISTS on the
-    episodes' (pair, occurred_at) index then drops pairs whose only news is older
-    backfill or a consolidation note.
+    `Pair.last_episode_at` narrows by the index first (a local day starts at most a day
+    before the nightly one); then, zone by zone of the students concerned, the EXISTS on
+    the episodes' (pair, occurred_at) index drops pairs whose only news is older backfill
+    or a consolidation note.
     """
-    start, end = services.day_bounds(day)
-    happened = Episode.objects.filter(
-        pair=OuterRef("pk"), occurred_at__gte=start, occurred_at__lt=end
-    ).exclude(kind=Episode.Kind.CONSOLIDATION)
-    return list(
-        Pair.objects.filter(last_episode_at__gte=start)
-        .filter(Exists(happened))
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    start, _ = services.day_bounds(day)
+    recent = Pair.objects.filter(last_episode_at__gte=start - dt.timedelta(days=1))
+    ids: list[int] = []
+    zones = recent.values_list("student__timezone", flat=True).distinct()
+    for zone in sorted(set(zones)):
+        _, local_start, local_end = services.student_day(timezone_name=zone, day=day)
+        happened = Episode.objects.filter(
+            pair=OuterRef("pk"), occurred_at__gte=local_start, occurred_at__lt=local_end
+        ).exclude(kind=Episode.Kind.CONSOLIDATION)
+        ids += (
+            recent.filter(student__timezone=zone)
+            .filter(Exists(happened))
+            .values_list("pk", flat=True)
+        )
+    return sorted(ids)
 
 
 def decay_pair_ids(*, day: dt.date) -> list[int]:

@@ -37,6 +37,7 @@ from beliefs.selectors import beliefs_due_for_decay, checks_unlinked
 from memory.models import CitationCheck, Episode, Pair
 from memory.rules import CONCEPTS_MAX, SUMMARY_MAX_CHARS
 from memory.selectors import answers_unanswerable
+from tutorbrain.block.timewindow import student_zone
 from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
 from tutorbrain.nightly.calibration import (
     Calibration,
@@ -75,9 +76,28 @@ def day_before(now: dt.datetime) -> dt.date:
     return now.astimezone(nightly_timezone()).date() - dt.timedelta(days=1)
 
 
+def student_day(*, timezone_name: str, day: dt.date) -> tuple[dt.date, dt.datetime, dt.datetime]:
+    """The student's own calendar day that the cycle of `day` consolidates, and its bounds.
+
+    The cycle of `day` runs once that day has ended in the nightly zone. Its student-local
+    counterpart is the latest day of the student's zone that has ended by then: the same
+    date east of the nightly zone (or in it), the day before west of it. Consecutive
+    cycles so cover consecutive local days, each once, and a day summary is dated and
+    labelled in the student's zone (a Madrid student's "Day 2026-10-15" shows on 15 Oct).
+    """
+    zone = student_zone(timezone_name)
+    _, cycle_end = day_bounds(day)
+    local = cycle_end.astimezone(zone).date() - dt.timedelta(days=1)
+    start = dt.datetime.combine(local, dt.time.min, tzinfo=zone)
+    end = dt.datetime.combine(local + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
+    return local, start, end
+
+
 def day_episodes(*, pair: Pair, day: dt.date):
-    """The pair's episodes of one day, consolidation notes excluded (R-7.1)."""
-    start, end = day_bounds(day)
+    """The pair's episodes of the student's local `day`, consolidation notes excluded."""
+    zone = student_zone(pair.student.timezone)
+    start = dt.datetime.combine(day, dt.time.min, tzinfo=zone)
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time.min, tzinfo=zone)
     return Episode.objects.filter(pair=pair, occurred_at__gte=start, occurred_at__lt=end).exclude(
         kind=Episode.Kind.CONSOLIDATION
     )
@@ -101,7 +121,8 @@ class ConsolidationNote:
 
 
 def consolidation_compose(*, pair: Pair, day: dt.date) -> ConsolidationNote | None:
-    """The day's note: counts by kind, check balance, topics, the most salient headlines.
+    """The note of the student's local `day`: counts by kind, check balance, topics, the
+    most salient headlines.
 
     None on a quiet day. Consolidation episodes are never part of what is summarised.
     """
@@ -173,13 +194,14 @@ def consolidation_write(
     """
     from memory.services import episode_append
 
-    existing = Episode.objects.filter(pair=pair, idempotency_key=consolidation_key(day)).first()
+    local_day, _, end = student_day(timezone_name=pair.student.timezone, day=day)
+    key = consolidation_key(local_day)
+    existing = Episode.objects.filter(pair=pair, idempotency_key=key).first()
     if existing is not None:
         return existing
-    note = consolidation_compose(pair=pair, day=day)
+    note = consolidation_compose(pair=pair, day=local_day)
     if note is None:
         return None
-    _, end = day_bounds(day)
     return episode_append(
         pair=pair,
         kind=Episode.Kind.CONSOLIDATION,
@@ -187,7 +209,7 @@ def consolidation_write(
         text=note.text,
         concepts=note.concepts,
         occurred_at=end - dt.timedelta(microseconds=1),
-        idempotency_key=consolidation_key(day),
+        idempotency_key=key,
         extra=note.extra,
         now=now,
         embed=embed,
