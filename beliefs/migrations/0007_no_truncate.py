@@ -8,7 +8,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('beliefs', '0004_memory_staff_permissions'),
+        ('beliefs', '0006_rederive_current_beliefs_for_p_right'),
     ]
 
     operations = [
