@@ -32,12 +32,15 @@ ERROR_DESCRIPTIONS = {
     404: "Not found in the key's organization (or no endpoint at this address).",
     413: "The body is over the limit: TUTORBRAIN_MAX_JSON_BODY_BYTES for JSON, "
     "TUTORBRAIN_MAX_FILE_BYTES + 1 MiB for a file upload. The message names the limit.",
+    429: "Too many requests for this API key (TUTORBRAIN_API_RATE); the Retry-After "
+    "header says how many seconds to wait.",
 }
 
 
 def error_responses(*, authenticated: bool = True) -> dict[int, OpenApiResponse]:
     """The error responses every operation documents, each with the `Error` schema."""
-    codes = [400, 401, 404, 413] if authenticated else [400, 404, 413]
+    # Throttling counts requests per API key: a public operation is never throttled.
+    codes = [400, 401, 404, 413, 429] if authenticated else [400, 404, 413]
     return {
         code: OpenApiResponse(response=ErrorSerializer, description=ERROR_DESCRIPTIONS[code])
         for code in codes
