@@ -8,7 +8,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tutorbrain', '0004_nightly_permissions'),
+        ('tutorbrain', '0005_calibration_of_beliefs'),
     ]
 
     operations = [
