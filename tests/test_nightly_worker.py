@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+import uuid
 
 import pytest
 from celery import beat
@@ -142,7 +143,9 @@ def test_a_worker_killed_mid_pair_leaves_no_half_state_and_the_rerun_completes(
 
     # A worker that dies (os._exit) right after the first step of the pair commits.
     monkeypatch.setenv(CRASH_AFTER_STEP_ENV, STEPS[0])
-    doomed = CeleryWorker(database, "test-nightly-doomed-" + str(pair.pk))
+    # Unique per run: a queue named after the pair id would meet the unacknowledged
+    # message of an earlier run's doomed worker (same id in a recreated test database).
+    doomed = CeleryWorker(database, f"test-nightly-doomed-{uuid.uuid4().hex[:10]}")
     try:
         doomed.wait_ready(app)
         app.send_task(
@@ -162,7 +165,7 @@ def test_a_worker_killed_mid_pair_leaves_no_half_state_and_the_rerun_completes(
     # A normal worker picks the pair up again: the lock died with the killed worker's
     # connection, the done step is skipped, the rest completes.
     monkeypatch.delenv(CRASH_AFTER_STEP_ENV)
-    healthy = CeleryWorker(database, "test-nightly-healthy-" + str(pair.pk))
+    healthy = CeleryWorker(database, f"test-nightly-healthy-{uuid.uuid4().hex[:10]}")
     try:
         healthy.wait_ready(app)
         result = app.send_task(
