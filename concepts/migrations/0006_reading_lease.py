@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('concepts', '0004_no_truncate'),
+        ('concepts', '0005_no_truncate'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('concepts', '0003_concept_name_language'),
+        ('concepts', '0004_reading_cost'),
     ]
 
     operations = [
