@@ -65,9 +65,14 @@ PRIOR_STRENGTH_MAX = 30.0
 PRIOR_STRENGTH_MIN_STUDENTS = 20
 # The student's general level: how far their answers on the subject's *other* concepts
 # ran above or below those concepts' priors (right − n × prior, summed) shifts the prior
-# mean, shrunk by this many pseudo-checks. Measured across seeds and settings: AUC is
-# flat between 10 and 40 (docs/beliefs.md); one strong student's few checks move little.
+# mean, shrunk by K pseudo-checks. K is estimated from the other students (how much
+# students' levels really differ, beyond the noise of their checks: K = per-check
+# variance / variance of levels) once ABILITY_MIN_STUDENTS have two checks or more,
+# within [MIN, MAX]; no shift at all when their levels do not differ; this default before.
 ABILITY_PSEUDO_CHECKS = 20.0
+ABILITY_PSEUDO_CHECKS_MIN = 5.0
+ABILITY_PSEUDO_CHECKS_MAX = 500.0
+ABILITY_MIN_STUDENTS = 20
 # The shifted prior mean stays inside these bounds (never a certainty).
 PRIOR_MEAN_MIN = 0.02
 PRIOR_MEAN_MAX = 0.98
@@ -277,6 +282,8 @@ class PriorTable:
     rate: float
     strength: float
     means: Mapping[int, float]
+    # Pseudo-checks of the student's level; None: students' levels do not differ here.
+    ability_checks: float | None = ABILITY_PSEUDO_CHECKS
 
     def for_concept(self, concept_id: int) -> Prior:
         return Prior(mean=self.means.get(concept_id, self.rate), strength=self.strength)
@@ -287,21 +294,69 @@ class PriorTable:
         `own`: the student's (right, checks) per concept (a partial is half right).
         """
         base = self.for_concept(concept_id)
+        if self.ability_checks is None:
+            return base
         excess = checks = 0.0
         for other, (right, n) in own.items():
             if other == concept_id or n <= 0:
                 continue
             excess += right - n * self.means.get(other, self.rate)
             checks += n
-        shift = excess / (checks + ABILITY_PSEUDO_CHECKS)
+        shift = excess / (checks + self.ability_checks)
         mean = min(max(base.mean + shift, PRIOR_MEAN_MIN), PRIOR_MEAN_MAX)
         return Prior(mean=mean, strength=base.strength)
 
 
-def priors_from_stats(stats: Mapping[int, ConceptStats]) -> PriorTable:
+def ability_checks(
+    rows: Sequence[tuple[int, int, float, int]], means: Mapping[int, float], rate: float
+) -> float | None:
+    """K, the pseudo-checks of the student's level, from other students' rows.
+
+    Per student i: z_i = Σ (right − n·m_c) / N_i over their concepts, whose variance is
+    τ² (how much levels really differ) plus V_i / N_i² (binomial noise, V_i = Σ n·m(1−m)).
+    τ² = mean(z_i² − V_i / N_i²); the Bayes shrinkage of a mean of N checks with per-check
+    variance v̄ towards 0 is N / (N + v̄/τ²), so K = v̄ / τ². None when τ² ≤ 0.
+    """
+    per: dict[int, list[float]] = {}
+    for pair_id, concept_id, right, n in rows:
+        m = means.get(concept_id, rate)
+        acc = per.setdefault(pair_id, [0.0, 0.0, 0.0])
+        acc[0] += right - n * m
+        acc[1] += n
+        acc[2] += n * m * (1.0 - m)
+    usable = [(r, n, v) for r, n, v in per.values() if n >= 2]
+    if len(usable) < ABILITY_MIN_STUDENTS:
+        return ABILITY_PSEUDO_CHECKS
+    tau2 = sum((r / n) ** 2 - v / n**2 for r, n, v in usable) / len(usable)
+    if tau2 <= 0.0:
+        return None
+    per_check = sum(v for _, _, v in usable) / sum(n for _, n, _ in usable)
+    return min(max(per_check / tau2, ABILITY_PSEUDO_CHECKS_MIN), ABILITY_PSEUDO_CHECKS_MAX)
+
+
+def concept_stats(rows: Sequence[tuple[int, int, float, int]]) -> dict[int, ConceptStats]:
+    """Per concept, the sums ConceptStats holds, from (pair, concept, right, checks) rows."""
+    acc: dict[int, list[float]] = {}
+    for _, concept_id, right, n in rows:
+        x = right / n
+        s = acc.setdefault(concept_id, [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        s[0] += 1
+        s[1] += n
+        s[2] += right
+        s[3] += x
+        s[4] += x * x
+        s[5] += 1.0 / n
+    return {cid: ConceptStats(int(s[0]), s[1], s[2], s[3], s[4], s[5]) for cid, s in acc.items()}
+
+
+def priors_from_rows(rows: Sequence[tuple[int, int, float, int]]) -> PriorTable:
+    """The subject's priors from the other students' (pair, concept, right, checks) rows."""
+    stats = concept_stats(rows)
     rate = subject_rate(stats)
+    means = {cid: concept_mean(s, rate) for cid, s in stats.items()}
     return PriorTable(
         rate=rate,
         strength=prior_strength(stats),
-        means={cid: concept_mean(s, rate) for cid, s in stats.items()},
+        means=means,
+        ability_checks=ability_checks(rows, means, rate),
     )

@@ -7,19 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db.models import (
-    Count,
     Exists,
-    F,
-    FloatField,
     Max,
     OuterRef,
     Prefetch,
     Q,
     Subquery,
-    Sum,
-    Value,
 )
-from django.db.models.functions import Cast
 
 from beliefs import rules
 from beliefs.models import Belief, BeliefEvidence, Rederivation
@@ -48,45 +42,21 @@ def beliefs_current(*, pair: Pair) -> list[Belief]:
 
 
 def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> rules.PriorTable:
-    """The empirical-Bayes prior of concepts of a subject (beliefs.rules.priors_from_stats).
+    """The empirical-Bayes prior of concepts of a subject (beliefs.rules.priors_from_rows).
 
     From the current beliefs of the subject's students other than `exclude_pair_id` (a
-    student's own checks are their evidence, not their prior): one aggregate query,
-    grouped by concept, over every concept of the subject (the prior strength and the
-    subject's rate are pooled over all of them). Rows written before `right_count`
-    existed are not counted.
+    student's own checks are their evidence, not their prior): one query for the rows'
+    counts, every concept of the subject (the prior strength, the subject's rate and the
+    weight of a student's level are pooled over all of them). Rows written before
+    `right_count` existed are not counted.
     """
-    n = Cast("check_count", FloatField())
-    x = F("right_count") / n
     qs = Belief.objects.current().filter(
         pair__subject_id=subject_id, right_count__isnull=False, check_count__gt=0
     )
     if exclude_pair_id is not None:
         qs = qs.exclude(pair_id=exclude_pair_id)
-    rows = (
-        qs.values("concept_id")
-        .annotate(
-            students=Count("pk"),
-            checks=Sum(n),
-            right=Sum("right_count"),
-            sum_x=Sum(x),
-            sum_x2=Sum(x * x),
-            sum_inv_n=Sum(Value(1.0) / n),
-        )
-        .order_by()
-    )
-    stats = {
-        r["concept_id"]: rules.ConceptStats(
-            students=r["students"],
-            checks=r["checks"],
-            right=r["right"],
-            sum_x=r["sum_x"],
-            sum_x2=r["sum_x2"],
-            sum_inv_n=r["sum_inv_n"],
-        )
-        for r in rows
-    }
-    return rules.priors_from_stats(stats)
+    rows = list(qs.values_list("pair_id", "concept_id", "right_count", "check_count"))
+    return rules.priors_from_rows(rows)
 
 
 def pair_own_counts(*, pair_id: int) -> dict[int, tuple[float, int]]:
