@@ -191,3 +191,19 @@ def test_each_check_is_paired_with_the_p_right_of_the_belief_that_stood_before_i
     # decayed row (what the block showed then).
     assert belief_predictions(pair=pair) == [(0.4, "right"), (decayed.p_right, "right")]
     assert belief_predictions(pair=pair, before=T0 + days(51)) == [(0.4, "right")]
+
+
+def test_the_weight_of_a_students_level_is_estimated_from_how_much_levels_differ():
+    concepts = range(1, 6)
+    # Students whose levels really differ: half right on everything, half wrong.
+    differ = [(pair, c, 4.0 if pair % 2 else 0.0, 4) for pair in range(40) for c in concepts]
+    # Students alike: each concept's answers are a coin toss for everyone (2 of 4).
+    alike = [(pair, c, 2.0, 4) for pair in range(40) for c in concepts]
+    assert rules.priors_from_rows(alike).ability_checks is None
+    strong = rules.priors_from_rows(differ).ability_checks
+    assert strong == rules.ABILITY_PSEUDO_CHECKS_MIN
+    # With no shift, a student's other concepts do not move the prior.
+    table = rules.priors_from_rows(alike)
+    assert table.for_student(1, {2: (4.0, 4), 3: (4.0, 4)}) == table.for_concept(1)
+    # With few students, the default weight.
+    assert rules.priors_from_rows(differ[:50]).ability_checks == rules.ABILITY_PSEUDO_CHECKS
