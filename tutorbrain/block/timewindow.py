@@ -285,6 +285,7 @@ def _relative_phrase(text: str, code: str) -> tuple[str, str, int] | None:
 
 @dataclass(frozen=True)
 class _Reading:
+    code: str  # the language the message is read in
     tokens: tuple[_Token, ...]
     mentions: tuple[_MonthMention, ...]
     relative: tuple[str, str, int] | None
@@ -296,21 +297,29 @@ def _read(message: str, fallback_language: str) -> _Reading:
     code = language.detect(message, fallback=fallback_language)
     tokens = _tokens(message)
     return _Reading(
+        code=code,
         tokens=tuple(tokens),
         mentions=tuple(_month_mentions(tokens, code)),
         relative=_relative_phrase(language.normalized_phrase(message), code),
     )
 
 
+@cache
+def _relative_words(code: str) -> frozenset[str]:
+    return frozenset(w for phrase, _, _ in language.relative_phrases(code) for w in phrase.split())
+
+
 def time_words(message: str, *, fallback_language: str = "en") -> frozenset[str]:
-    """The normalised words that name the message's time: never topic words."""
+    """The normalised words that name the message's time: never topic words.
+
+    The months read as months, and every word of the language's relative-date phrases
+    ("week" in "the second week of November" says when, not what about).
+    """
     if not message:
         return frozenset()
     reading = _read(message, fallback_language)
-    out = {reading.tokens[m.index].norm for m in reading.mentions}
-    if reading.relative is not None:
-        out.update(reading.relative[0].split(" "))
-    return frozenset(out)
+    months = {reading.tokens[m.index].norm for m in reading.mentions}
+    return frozenset(months) | _relative_words(reading.code)
 
 
 def parse_time_window(
