@@ -9,6 +9,13 @@ service that writes them back stays short.
 - Teaching order: topological generations of *prerequisite -> concept* (prerequisites
   first); inside a generation, hubs first. A cycle is collapsed to one strongly
   connected component so the order still exists; its members are reported.
+- Big cycles: a prerequisite cycle of more than CYCLE_KEEP_MAX concepts is not a
+  teaching fact but an artefact of mentions ("A is used in B's definition and B in A's"
+  across a whole chapter). For the teaching order it is broken by removing, one at a time,
+  the weakest edge (lowest weight, i.e. the fewest definitions that gave it; ties: the
+  latest-created pair of ids) of a cycle inside it, until no strongly connected component
+  is bigger than CYCLE_KEEP_MAX. The edges stay in the map; each cycle found is reported
+  with its size (`cycle_sizes`) and the small cycles left are listed (`cycle`).
 - Subject readiness: centrality-weighted mean of concept readiness, so an unexplained
   hub costs more than an unexplained leaf.
 """
@@ -16,7 +23,7 @@ service that writes them back stays short.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 
@@ -24,6 +31,9 @@ import networkx as nx
 PAGERANK_ALPHA = 0.85
 PAGERANK_MAX_ITER = 200
 PAGERANK_TOL = 1.0e-8
+# Cycles up to this size are kept and reported ("A and B explain each other"); bigger ones
+# are broken for the teaching order (see the module docstring).
+CYCLE_KEEP_MAX = 3
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,10 @@ class Derived:
     teaching_rank: dict[int, int]
     readiness: float
     cycle: list[int]
+    # Sizes of the prerequisite cycles found, biggest first, before big ones were broken.
+    cycle_sizes: list[int] = field(default_factory=list)
+    # Edges (concept, prerequisite) left out of the teaching order to break big cycles.
+    broken_edges: list[tuple[int, int]] = field(default_factory=list)
 
 
 def derive(
@@ -60,8 +74,15 @@ def derive(
     total = sum(centrality.values()) or 1.0
     weighted = sum(centrality[n] * readiness[n] for n in graph.nodes) / total
 
+    cycle_sizes = sorted(
+        (len(c) for c in nx.strongly_connected_components(graph) if len(c) > 1), reverse=True
+    )
+    ordering, broken = graph, []
+    if cycle_sizes and cycle_sizes[0] > CYCLE_KEEP_MAX:
+        ordering = graph.copy()  # only then: the copy costs
+        broken = _break_big_cycles(ordering)
     # Prerequisite -> concept: a topological order puts prerequisites first.
-    forward = graph.reverse(copy=False)  # a view: copying the attributes cost most of it
+    forward = ordering.reverse(copy=False)  # a view: copying the attributes cost most of it
     condensed = nx.condensation(forward)
     cycle_nodes = sorted(
         (
@@ -79,4 +100,24 @@ def derive(
                 generation[node] = index
     ordered = sorted(graph.nodes, key=lambda n: (generation[n], -centrality[n], names[n]))
     teaching_rank = {node: rank for rank, node in enumerate(ordered, start=1)}
-    return Derived(centrality, generation, teaching_rank, weighted, cycle_nodes)
+    return Derived(
+        centrality, generation, teaching_rank, weighted, cycle_nodes, cycle_sizes, broken
+    )
+
+
+def _break_big_cycles(graph: nx.DiGraph) -> list[tuple[int, int]]:
+    """Remove the weakest edge of a cycle inside each component bigger than CYCLE_KEEP_MAX
+    until none is; the removed edges, in order."""
+    removed: list[tuple[int, int]] = []
+    while True:
+        big = [c for c in nx.strongly_connected_components(graph) if len(c) > CYCLE_KEEP_MAX]
+        if not big:
+            return removed
+        for component in big:
+            cycle = nx.find_cycle(graph.subgraph(component))
+            weakest = min(
+                ((u, v) for u, v, *_ in cycle),
+                key=lambda e: (graph.edges[e]["weight"], -max(e), -min(e)),
+            )
+            graph.remove_edge(*weakest)
+            removed.append(weakest)

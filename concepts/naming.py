@@ -98,26 +98,151 @@ def key_tokens_text(text: str) -> str:
 
 # Plural endings tolerated when finding a name in running text (Latin script), both
 # ways: "proteins" names "Protein", "membranas" names "membrana", "allele" names "Alleles".
+# Beyond these, each language's `plural_rules` (plural ending -> singular ending, on
+# normalised text: "studies"/"study", "luces"/"luz", "animais"/"animal", "chevaux"/"cheval")
+# and `irregular_plurals` ("teeth"/"tooth") are language data.
 PLURAL_SUFFIXES = ("", "s", "es")
-# Shorter than this, a name is not singularised ("gas" stays "gas").
+# Shorter than this, a word is not singularised ("gas" stays "gas").
 SINGULAR_MIN_CHARS = 4
+# A singular made by a rule keeps at least this many characters ("ies" -> "y" on "dies" is no word).
+STEM_MIN_CHARS = 3
+
+
+@cache
+def _plural_rules() -> tuple[tuple[str, str], ...]:
+    rules: set[tuple[str, str]] = set()
+    for code in language.languages():
+        for plural, singular in language.data(code).get("plural_rules", []):
+            rules.add((normalize_text(plural), normalize_text(singular)))
+    return tuple(sorted(rules, key=lambda r: (-len(r[0]), r)))
+
+
+@cache
+def _irregular_plurals() -> dict[str, frozenset[str]]:
+    """Word -> its other number forms, both ways ("tooth" <-> "teeth")."""
+    out: dict[str, set[str]] = {}
+    for code in language.languages():
+        for singular, plural in language.data(code).get("irregular_plurals", []):
+            a, b = normalize_text(singular), normalize_text(plural)
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
+    return {word: frozenset(forms) for word, forms in out.items()}
+
+
+def singular_forms(word: str) -> set[str]:
+    """The words `word` may be the plural of (rules of every language; never itself)."""
+    out = set(_irregular_plurals().get(word, ()))
+    if len(word) < SINGULAR_MIN_CHARS:
+        return out
+    for plural, singular in _plural_rules():
+        if word.endswith(plural):
+            stem = word[: len(word) - len(plural)] + singular
+            if len(stem) >= STEM_MIN_CHARS and stem != word:
+                out.add(stem)
+    return out
+
+
+def plural_forms(word: str) -> set[str]:
+    """The words that may be the plural of `word` (the inverse of `singular_forms`)."""
+    out = set(_irregular_plurals().get(word, ()))
+    for plural, singular in _plural_rules():
+        if word.endswith(singular):
+            form = word[: len(word) - len(singular)] + plural
+            if form != word and word in singular_forms(form):
+                out.add(form)
+    return out
+
+
+def same_word_but_number(a: str, b: str) -> bool:
+    return a == b or b in singular_forms(a) or a in singular_forms(b)
 
 
 def _number_forms(key: str) -> list[str]:
-    forms = [f"{key}{suffix}" for suffix in PLURAL_SUFFIXES]
-    last = key.rsplit(" ", 1)[-1]
-    if len(last) >= SINGULAR_MIN_CHARS and last.endswith("s") and last.isascii():
-        forms.append(key[:-1])
-    return forms
+    """The key with its last word in every number form ("cell membrane(s)", "luz/luces")."""
+    head, _, last = key.rpartition(" ")
+    prefix = f"{head} " if head else ""
+    forms = [key, *(f"{key}{suffix}" for suffix in PLURAL_SUFFIXES[1:])]
+    forms += [prefix + w for w in sorted(singular_forms(last) | plural_forms(last))]
+    return list(dict.fromkeys(forms))
 
 
 def same_but_number(key_a: str, key_b: str) -> bool:
-    """ "gene"/"genes", "enzyme"/"enzymes": one concept in the singular and the plural."""
+    """ "gene"/"genes", "study"/"studies", "sistemas nerviosos"/"sistema nervioso": one
+    concept in the singular and the plural (word by word, as Romance adjectives agree)."""
     if key_a == key_b:
         return True
-    if min(len(key_a), len(key_b)) < SINGULAR_MIN_CHARS:
-        return False  # "ga"/"gas", "atp"/"atps": too short to tell a plural from a word
-    return key_b in _number_forms(key_a) or key_a in _number_forms(key_b)
+    words_a, words_b = key_a.split(), key_b.split()
+    if len(words_a) != len(words_b) or not words_a:
+        return False
+    return all(same_word_but_number(a, b) for a, b in zip(words_a, words_b, strict=True))
+
+
+_ROMAN_LABEL = re.compile(r"^(?:i{2,3}|iv|vi{0,3}|ix|xi{0,3})$")
+
+
+@cache
+def _number_words() -> frozenset[str]:
+    out: set[str] = set()
+    for code in language.languages():
+        for word in language.data(code).get("ordinal_words", []):
+            out.update(tokens(word))
+    return frozenset(out)
+
+
+def label_tokens(key: str) -> list[str]:
+    """The words of a key that number or letter a thing: "2", "g1", "second", "ii", "s".
+
+    "One sigma rule"/"Two sigma rule", "G_1 phase"/"G_2 phase", "Type I"/"Type II" differ
+    only by these: never the same concept, however alike their vectors.
+    """
+    out = []
+    for word in key.split():
+        if (
+            any(c.isdigit() for c in word)
+            or word in _number_words()
+            or _ROMAN_LABEL.match(word)
+            or (len(word) == 1 and word.isalpha())
+        ):
+            out.append(word)
+    return sorted(out)
+
+
+def differ_by_label(key_a: str, key_b: str) -> bool:
+    return label_tokens(key_a) != label_tokens(key_b)
+
+
+def share_a_word(key_a: str, key_b: str) -> bool:
+    """Whether two different keys have a word in common (in any number form)."""
+    if same_but_number(key_a, key_b):
+        return False
+    words_b = key_b.split()
+    return any(same_word_but_number(a, b) for a in key_a.split() for b in words_b)
+
+
+# An abbreviation is one word of at most this many characters.
+ABBREVIATION_MAX_CHARS = 10
+
+
+def is_abbreviation_of(short: str, long: str) -> bool:
+    """ "IQR" of "interquartile range", "DNA" of "deoxyribonucleic acid", "UDHR" of
+    "Universal Declaration of Human Rights": one short word whose letters, first letter
+    first, occur in order in the long form, with at least one capital."""
+    short, long = short.strip(), long.strip()
+    if " " in short or not (2 <= len(short) <= ABBREVIATION_MAX_CHARS):
+        return False
+    if not any(c.isupper() for c in short) or len(long.split()) < 2:
+        return False
+    letters = [c for c in normalize_text(short) if c.isalnum()]
+    text = normalize_text(long)
+    if not letters or not text or letters[0] != text[0]:
+        return False
+    position = 0
+    for letter in letters:
+        position = text.find(letter, position)
+        if position == -1:
+            return False
+        position += 1
+    return True
 
 
 def find_keys_in(text: str, keys: Mapping[str, T]) -> list[tuple[str, T]]:

@@ -698,16 +698,50 @@ class _MapPool:
 
 
 def _candidates(
-    concepts: list[Concept],
+    concepts: list[Concept], file_language: str
 ) -> list[tuple[int, str, np.ndarray | None]]:
     """(id, key, vector) rows for `merge.best_match`: the key with its vector, aliases
-    without (as the merge has always compared them), in id order."""
+    without (as the merge has always compared them), in id order.
+
+    Vectors merge names across languages ("Mitochondria"/"mitocondria"); in one language
+    two different names are two concepts ("anaphase"/"prophase", "osteoblast"/
+    "osteoclast" sit above the threshold), so a concept named in the file's language is
+    offered without its vector: only keys merge it.
+    """
     out: list[tuple[int, str, np.ndarray | None]] = []
     for concept in sorted({c.pk: c for c in concepts}.values(), key=lambda c: c.pk):
-        vector = None if concept.embedding is None else np.asarray(concept.embedding)
+        same_language = concept.name_language == file_language[:8]
+        vector = (
+            None if concept.embedding is None or same_language else np.asarray(concept.embedding)
+        )
         out.append((concept.pk, concept.key, vector))
         out += [(concept.pk, alias, None) for alias in concept.aliases]
     return out
+
+
+def _edge_tokens(item: ExtractedConcept) -> list[str]:
+    """The tokens later readings search for names in: none for a text that only uses the
+    name in passing (a bold term's sentence that defines nothing gives no edges)."""
+    return lookup.definition_tokens(item.definition) if item.defines else []
+
+
+def _add_aliases(concept: Concept, alias_keys: list[str], pool: _MapPool) -> bool:
+    """The abbreviation a file defines for a concept ("IQR") becomes one of its names,
+    unless another concept already carries it. Whether the concept changed."""
+    new = [k for k in alias_keys if k != concept.key and k not in concept.aliases]
+    if not new:
+        return False
+    taken = {
+        name
+        for other in pool.by_keys(set(new))
+        if other.pk != concept.pk
+        for name in [other.key, *other.aliases]
+    }
+    new = [k for k in new if k not in taken]
+    if new:
+        concept.aliases = [*concept.aliases, *new]
+        concept.save(update_fields=["aliases", "updated_at"])
+    return bool(new)
 
 
 def _merge_into_map(
@@ -745,9 +779,16 @@ def _merge_into_map(
         match_id = merge.best_match(
             key=key,
             vector=vector,
-            candidates=_candidates([*found, *near.get(index, []), *touched.values()]),
+            candidates=_candidates(
+                [*found, *near.get(index, []), *touched.values()], file_language
+            ),
             thresholds=thresholds,
         )
+        alias_keys = [k for k in (concept_key(a) for a in item.aliases) if k and k != key]
+        if match_id is None and alias_keys:
+            # "IQR" read before: "interquartile range (IQR)" joins it by its abbreviation.
+            by_alias = pool.by_keys(set(alias_keys))
+            match_id = by_alias[0].pk if by_alias else None
         if match_id is None:
             concept = Concept.objects.create(
                 subject=subject,
@@ -756,7 +797,7 @@ def _merge_into_map(
                 name_language=file_language[:8],
                 summary=item.summary[:500],
                 definition=item.definition,
-                definition_tokens=lookup.definition_tokens(item.definition),
+                definition_tokens=_edge_tokens(item),
                 layer=Concept.Layer.FILE,
                 embedding=vector,
                 embedding_model=model_name if vector is not None else "",
@@ -764,6 +805,7 @@ def _merge_into_map(
             pool.add([concept])
             touched[concept.pk] = concept
             created_ids.add(concept.pk)
+            _add_aliases(concept, alias_keys, pool)
         else:
             concept = pool.by_id[match_id]
             fields = []
@@ -787,14 +829,16 @@ def _merge_into_map(
                 fields += ["name", "key", "aliases", "name_language"]
                 if item.summary:
                     concept.summary, concept.definition = item.summary[:500], item.definition
-                    concept.definition_tokens = lookup.definition_tokens(item.definition)
+                    concept.definition_tokens = _edge_tokens(item)
                     fields += ["summary", "definition", "definition_tokens"]
             elif not concept.summary and item.summary:
                 concept.summary, concept.definition = item.summary[:500], item.definition
-                concept.definition_tokens = lookup.definition_tokens(item.definition)
+                concept.definition_tokens = _edge_tokens(item)
                 fields += ["summary", "definition", "definition_tokens"]
             if fields:
                 concept.save(update_fields=[*dict.fromkeys(fields), "updated_at"])
+                touched[concept.pk] = concept
+            if _add_aliases(concept, alias_keys, pool):
                 touched[concept.pk] = concept
         resolved[key] = concept
         pages = sorted({p for p in item.pages if 1 <= p <= page_limit}) or [1]
@@ -824,8 +868,9 @@ def _merge_into_map(
             target = known.get(concept_key(name))
             if target is not None:
                 prerequisites[target.pk] = target
-        # Concepts of the whole map (other files too) named in the definition.
-        for _, target in find_keys_in(item.definition, known):
+        # Concepts of the whole map (other files too) named in the definition; a name
+        # used in passing is no definition and gives no edge.
+        for _, target in find_keys_in(item.definition if item.defines else "", known):
             prerequisites[target.pk] = target
         edges += [(concept.pk, target) for target in prerequisites]
         assumed = [

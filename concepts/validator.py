@@ -3,9 +3,15 @@
 Rejected: section furniture in any student language ("Introduction", "Resumen",
 "Exercícios", "Résumé", "ملخص", "Common mistakes"), numbered headings ("Chapter 3",
 "Capítulo 2", "Unit IV", "الفصل الثالث"), heading-like names ("Introduction to cells",
-"How cells divide", "3.2") and whole sentences. The word lists are language data
-(`tutorbrain/language/data/<code>.py`: section_furniture, numbered_heading_words,
-ordinal_words, question_words, definition_copulas).
+"How cells divide", "3.2") and whole sentences; exercise and layout labels in singular
+and plural ("Note", "Problems", "Solución", "Try It", "Figure 3.2", "Tableau"); names made
+only of function words ("Is", "The", "_ and") or opening/closing on one ("Arrow down to");
+formula, markup and table fragments ("$σ^2 =//", "| Life Expectancy", "N ="); a leading
+number or bullet ("1. Osmosis", "- cell"); instructions ("Calculate the mass"); clauses
+("rules that govern"). The word lists are language data
+(`tutorbrain/language/data/<code>.py`: section_furniture, block_labels, function_words,
+imperative_verbs, clause_words, numbered_heading_words, ordinal_words, question_words,
+definition_copulas).
 """
 
 from __future__ import annotations
@@ -19,11 +25,23 @@ from tutorbrain import language
 
 # A concept name is short: "Electron transport chain" has 3 words; 6 is generous.
 NAME_MAX_WORDS = 6
+# ... not counting function words, of which a long anatomical name has a few.
+NAME_MAX_WORDS_WITH_FUNCTION_WORDS = 10
 NAME_MAX_CHARS = 80
 NAME_MIN_CHARS = 2
 
 _ROMAN = re.compile(r"^[ivxlc]+$")
 _SENTENCE_END = re.compile(r"[.!?؟。]\s*$")
+# Characters no concept name carries: formulas, Markdown/HTML markup, table cells.
+_FORMULA_OR_MARKUP = re.compile(r"[$|=\\{}<>~#@]|//|__|\*")
+# Sub/superscript marks are fine inside a real name ("G_1 phase", "orbital sp^3") only.
+_SCRIPT_MARK = re.compile(r"[\^_]")
+# A list bullet or an item number opening the name: "- cell", "• ATP", "1. Osmosis", "a) ...".
+_LEADING_NUMBER_OR_BULLET = re.compile(
+    r"^\s*(?:[-–—*+•·▪●◦]|\d+(?:[.,:)]\d*)*[.,:)]?\s|\d+$|\(?[a-z][.)]\s)", re.IGNORECASE
+)
+# A word with at least this many letters makes a name more than a symbol ("Χ^2" is none).
+WORD_MIN_LETTERS = 3
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,16 @@ def _phrases(key: str) -> frozenset[str]:
 @cache
 def _first_words(key: str) -> frozenset[str]:
     return frozenset(p.split(" ", 1)[0] for p in _phrases(key))
+
+
+@cache
+def _words(key: str) -> frozenset[str]:
+    """Single words of a per-language list (every word of every phrase)."""
+    return frozenset(w for p in _phrases(key) for w in p.split())
+
+
+def _is_label_word(word: str) -> bool:
+    return _is_number_word(word) or (len(word) == 1 and word.isalpha()) or word.isdigit()
 
 
 def _is_number_word(word: str) -> bool:
@@ -72,7 +100,12 @@ def name_check(name: str) -> Verdict:
         len(words) == 1 or _is_number_word(words[1])
     ):
         return Verdict(False, "a numbered heading")
-    if len(words) > NAME_MAX_WORDS:
+    verdict = _fragment_check(raw, words)
+    if not verdict.ok:
+        return verdict
+    # "ligament of the head of the femur" is a name: its function words do not count.
+    content_words = [w for w in words if w not in _words("function_words")]
+    if len(content_words) > NAME_MAX_WORDS or len(words) > NAME_MAX_WORDS_WITH_FUNCTION_WORDS:
         return Verdict(False, "a whole sentence, not a name")
     if _SENTENCE_END.search(raw) and not raw.endswith("."):
         return Verdict(False, "a question or exclamation, not a name")
@@ -93,6 +126,40 @@ def name_check(name: str) -> Verdict:
         f" {c} " in f" {' '.join(words[1:])} " for c in _phrases("definition_copulas")
     ):
         return Verdict(False, "a whole sentence, not a name")
+    return Verdict(True)
+
+
+def _fragment_check(raw: str, words: list[str]) -> Verdict:
+    """Layout labels, function words, formulas, markup, bullets, instructions, clauses."""
+    if _FORMULA_OR_MARKUP.search(raw):
+        return Verdict(False, "a formula, markup or table fragment")
+    if _SCRIPT_MARK.search(raw) and not any(
+        sum(c.isalpha() for c in w) >= WORD_MIN_LETTERS and not _SCRIPT_MARK.search(w)
+        for w in raw.split()
+    ):
+        return Verdict(False, "a formula, markup or table fragment")
+    if _LEADING_NUMBER_OR_BULLET.match(raw):
+        return Verdict(False, "opens with a number or a bullet")
+    joined = " ".join(words)
+    labels = _phrases("block_labels")
+    single_labels = frozenset(p for p in labels if " " not in p)
+    if joined in labels or all(w in single_labels for w in words):
+        return Verdict(False, "exercise or layout furniture")
+    # "Figure 3.2", "Table 2", "Example 1.4", "Problema 12", "Try It 3".
+    for size in (1, 2, 3):
+        if " ".join(words[:size]) in labels and all(_is_label_word(w) for w in words[size:]):
+            return Verdict(False, "exercise or layout furniture")
+    function_words = _words("function_words")
+    if all(w in function_words or w.isdigit() for w in words):
+        return Verdict(False, "only function words")
+    content = words[1:] if len(words) > 1 and words[0] in _words("leading_articles") else words
+    # A one-letter word is a label ("S phase", "vitamin D"), not an elided article.
+    if any(w in function_words and len(w) > 1 for w in (content[0], content[-1])):
+        return Verdict(False, "opens or closes on a function word: a fragment")
+    if words[0] in _words("imperative_verbs"):
+        return Verdict(False, "an instruction, not a concept")
+    if any(w in _words("clause_words") for w in words[1:]):
+        return Verdict(False, "a clause, not a name")
     return Verdict(True)
 
 

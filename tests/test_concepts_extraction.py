@@ -189,3 +189,99 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
     subject_map = SubjectMap.objects.get(subject=sample_map)
     assert subject_map.concept_count == 17
     assert "Mitochondria" in subject_map.cycle  # mentioned both ways: reported, not a crash
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # Function words only, whatever the case or markup.
+        "Is", "The", "To", "_ and", "Es", "Le",
+        # Exercise and layout furniture, singular and plural, five languages.
+        "Note", "Note NOTE", "Problem", "Problems", "Solution", "Solutions", "Answer",
+        "Try It", "Example", "Figure", "Table 2.1", "Figure 3.2",
+        "Solución", "Soluciones", "Respuesta", "Ejemplo 3", "Tabla", "Inténtelo",
+        "Solução", "Respostas", "Tabela", "Réponses", "Tableau", "Exemple", "الحلول", "جدول",
+        # Formula, markup and table fragments.
+        "$σ^2 =//", "| Life Expectancy at Birth", "Chance, N =", "Χ^2", "___ and ___",
+        # Leading numbers and bullets.
+        "1. Osmosis", "- cell", "• ATP",
+        # Instructions and clauses.
+        "Calculate the mass", "Determine el volumen", "Arrow down to Xlist",
+        "rules that govern voting",
+    ],
+)  # fmt: skip
+def test_non_concepts_are_refused_in_five_languages(name):
+    assert not name_check(name).ok
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Tabla periódica", "Solución acuosa", "G_1 phase", "S phase", "vitamin D",
+        "ligament of the head of the femur", "Unidades del SI", "no metálico",
+        "par solitario", "state of nature", "general will", "checks and balances",
+    ],
+)  # fmt: skip
+def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):
+    assert name_check(name).ok
+
+
+TEXTBOOK = """# Rules
+
+_Chapter 1: Politics — a textbook, module m1_
+
+## Learning Outcomes
+
+- Define politics.
+
+**Note media-video What Is a Constitution?**
+
+The Greek philosopher **Aristotle** argued that only by engaging in **politics** could
+humans reach their potential. Smartphone companies is a phrase no one defines.
+Politics is everywhere, and politics is a struggle over **rules**.
+
+***The **test statistic** is:*** a number computed from the sample.
+
+The **interquartile range** (**IQR**) is the spread of the middle half of the data.
+Fill in the blanks: ___ and ___ are **constitutions**; the IQR is robust.
+
+**Reality**—facts—is not a matter of opinion, and reality matters in politics.
+
+**Problem**
+
+**Solution**
+
+| **Country** | Life Expectancy at Birth |
+"""
+
+
+def test_in_a_file_that_marks_its_terms_the_marked_terms_are_the_candidates():
+    extraction = _extract(TEXTBOOK)
+    names = {c.name for c in extraction.concepts}
+    # Bold in running text, with nesting and the abbreviation joined to its long form.
+    assert names == {
+        "Politics", "Rules", "Test statistic", "Interquartile range", "Constitutions", "Reality"
+    }  # fmt: skip
+    iqr = next(c for c in extraction.concepts if c.name == "Interquartile range")
+    assert iqr.aliases == ["IQR"]
+    # No person named in passing, no "X is ..." subject, no label line, no table cell.
+    assert not names & {"Aristotle", "Smartphone companies", "Problem", "Solution", "Country"}
+
+
+def test_a_bold_term_used_in_passing_builds_on_nothing_and_a_defining_one_does():
+    extraction = _extract(
+        "The **cell** is the unit of life. The **membrane** is the boundary of the cell.\n\n"
+        "A **tissue** is made of cells. Cells divide and the **membrane** grows.\n"
+    )
+    by_name = {c.name: c for c in extraction.concepts}
+    assert by_name["Membrane"].builds_on == ["Cell"]
+    assert by_name["Tissue"].builds_on == ["Cell"]
+    assert by_name["Cell"].builds_on == []
+
+
+def test_in_a_file_that_marks_nothing_a_bare_subject_needs_a_definition_pattern_or_reuse():
+    extraction = _extract(
+        "Smartphone companies are busy this year and sell more.\n\n"
+        "Photosynthesis is the process in which plants make sugar from light.\n"
+    )
+    assert [c.name for c in extraction.concepts] == ["Photosynthesis"]

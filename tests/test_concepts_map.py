@@ -167,3 +167,18 @@ def test_map_for_block_orders_by_centrality_with_notes_and_builds_on(
     assert by_name["Osmosis"].readiness == READINESS_NAMED
     assert by_name["Cell"].taught_note is None
     assert READINESS_EXPLAINED > view.readiness > 0
+
+
+def test_a_big_cycle_is_reported_with_its_size_and_broken_at_its_weakest_edge():
+    from concepts.graph import CYCLE_KEEP_MAX, derive
+
+    size = CYCLE_KEEP_MAX + 2
+    nodes = [(i, f"c{i}", 0.5) for i in range(size)]
+    # A ring i -> i+1 (concept builds on prerequisite); the edge 2 -> 3 is the weakest.
+    edges = [(i, (i + 1) % size, 1.0 if i == 2 else 3.0) for i in range(size)]
+    derived = derive(nodes=nodes, edges=edges)
+    assert derived.cycle_sizes == [size]
+    assert derived.broken_edges == [(2, 3)]
+    assert derived.cycle == []
+    # With "2 builds on 3" gone, 2 builds on nothing: it is taught first, 3 last.
+    assert derived.teaching_rank[2] == 1 and derived.teaching_rank[3] == size

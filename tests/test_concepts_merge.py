@@ -4,6 +4,7 @@ labelled pair set, and the stored calibration covers the default embedder."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from concepts import merge
 from concepts.merge import LabelledPair, Thresholds, calibrate, same_concept
@@ -62,3 +63,36 @@ def test_a_spelling_twin_merges_at_the_lower_threshold_and_a_stranger_does_not()
     assert not same_concept(
         key_a="cell membrane", key_b="membrana celular", cosine=0.99, thresholds=None
     )
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("study", "studies"), ("luz", "luces"), ("animal", "animais"), ("cheval", "chevaux"),
+        ("nucleus", "nuclei"), ("bacterium", "bacteria"), ("tooth", "teeth"),
+        ("sistema nervioso", "sistemas nerviosos"), ("cortex", "cortices"),
+    ],
+)  # fmt: skip
+def test_plural_forms_of_five_languages_are_one_concept(a, b):
+    assert same_concept(key_a=a, key_b=b, cosine=None, thresholds=None)
+
+
+def test_names_that_differ_by_a_number_or_ordinal_never_merge_by_their_vectors():
+    thresholds = Thresholds(threshold=0.8, cognate_threshold=0.7)
+    for a, b in [
+        ("one sigma rule", "two sigma rule"),
+        ("g 1 phase", "g 2 phase"),
+        ("type i error", "type ii error"),
+        ("first law", "second law"),
+    ]:
+        assert not same_concept(key_a=a, key_b=b, cosine=0.95, thresholds=thresholds)
+    assert same_concept(key_a="cell wall", key_b="cell walls", cosine=0.95, thresholds=thresholds)
+
+
+def test_an_abbreviation_is_recognised_against_its_long_form_only():
+    from concepts.naming import is_abbreviation_of
+
+    assert is_abbreviation_of("IQR", "interquartile range")
+    assert is_abbreviation_of("UDHR", "Universal Declaration of Human Rights")
+    assert not is_abbreviation_of("oxidante", "agente oxidante")
+    assert not is_abbreviation_of("Z", "número atómico")

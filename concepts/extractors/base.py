@@ -7,7 +7,8 @@ from typing import Protocol
 
 # At most this many concepts are taken from one file (R-2.1 "a bounded list"); an
 # extractor that finds more keeps the first ones in the order the file presents them.
-MAX_CONCEPTS_PER_FILE = 40
+# A textbook section defines up to ~100 key terms (the anatomy devset's largest: 97).
+MAX_CONCEPTS_PER_FILE = 150
 SUMMARY_MAX_CHARS = 300
 DEFINITION_MAX_CHARS = 1000
 
@@ -22,6 +23,11 @@ class ExtractedConcept:
     # Names it relies on that the file never explains.
     assumes: list[str] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)
+    # Whether `definition` defines the concept ("**Osmosis** is ...") or only uses its
+    # name in passing: only a defining text gives builds-on edges.
+    defines: bool = True
+    # Other names the file gives it: the abbreviation it defines ("IQR") or spells out.
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass

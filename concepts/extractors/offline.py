@@ -1,18 +1,29 @@
-"""The offline extractor: no model, a useful job on structured course notes (R-2.1).
+"""The offline extractor: no model; it reads the author's signals first (R-2.1).
 
-What it reads, in every student language (en, es, pt, fr, ar; the words come from the
-language data):
+Two kinds of files, told apart by whether the author marks key terms:
 
-- definitions: "Osmosis is the ...", "**Osmosis** is ...", "La ósmosis es ...",
-  "الانتشار هو ..." (a short term, then a definition copula);
-- glossary lines: "Osmosis: the movement of ...", "- **ATP** — the cell's ...";
-- emphasised terms: **bold** and __bold__ are key terms; a term set in *italics* inside
-  another concept's definition and explained nowhere in the file is an assumed
-  prerequisite of that concept (R-2.4);
-- headings (Markdown `#`, underlined, or short stand-alone lines in PDF text), each
-  checked by the validator, with the first sentences under them as the definition;
-- builds-on: concept A builds on B when B's name occurs in A's definition;
-- pages: where the file defines, heads or emphasises the concept.
+- **Marked files** (at least MARKED_MIN_TERMS distinct bold spans in running text, as in a
+  textbook or tidy notes): the candidates are the terms the author marked — **bold** and
+  __bold__ spans in running text, lines of a glossary section, definition-list lines whose
+  term is bold. A plain "X is ..." sentence alone is no candidate there: the author chose
+  what to mark, and in real textbooks the subject of such a sentence is almost never a
+  term ("Is", "Smartphone companies"). The bold span's sentence is its definition.
+  Bold is parsed with nesting (`***The **test statistic** is:***` marks "test statistic"),
+  fill-in blanks (`___ and ___`) are no markup, and a line that is nothing but one bold
+  span ("**Problem**", "**Figure 3 ...**", "**Note**") is a label, not a term. A capitalised
+  bold name written nowhere in lower case in the file ("Aristotle", "United Nations",
+  "Sierra Club") is a person, place or organisation named in passing, not a key term;
+  a one-capital eponym ("Golgi apparatus") and an acronym ("ATP") stay.
+- **Unmarked files** (plain notes, PDF text): the candidates need a definition pattern plus
+  termhood evidence: "X is a/an/the ...", "X refers to ...", "Term: definition" and
+  "Term - definition" lines, headings whose section names them; a bare "X is ..." counts only
+  when X is a noun-phrase-shaped name that the file uses again.
+
+In both, "Long form (ABBR)" gives one concept with the abbreviation as another of its
+names ("interquartile range (IQR)"), every name goes through the validator, and a concept
+builds on the concepts its definition uses (never on a function word: those are no
+concepts). An *italic* term inside a definition, explained nowhere in the file, is an
+assumed prerequisite (R-2.4).
 
 What it cannot do: understand prose that never states a definition, tell a prerequisite
 from a mere mention in the other direction ("the membrane controls osmosis" makes the
@@ -32,7 +43,14 @@ from concepts.extractors.base import (
     ExtractedConcept,
     Extraction,
 )
-from concepts.naming import concept_key, display_name, find_keys_in, same_but_number, tokens
+from concepts.naming import (
+    concept_key,
+    display_name,
+    find_keys_in,
+    is_abbreviation_of,
+    same_but_number,
+    tokens,
+)
 from concepts.validator import name_check, strip_heading_number
 from tutorbrain import language
 
@@ -45,28 +63,43 @@ HEADING_DEFINITION_SENTENCES = 2
 # A stand-alone short line in PDF text is read as a heading when it has at most this
 # many words and no sentence punctuation.
 PLAIN_HEADING_MAX_WORDS = 6
+# A file with at least this many distinct bold terms in running text marks its terms;
+# one or two bold words in notes are emphasis, not a system.
+MARKED_MIN_TERMS = 3
+# An unmarked "X is ..." subject must occur at least this often in the file (the
+# definition included) to count as a term: a term is used again, a sentence subject not.
+UNMARKED_MIN_USES = 2
 
 # Strength of the evidence that a concept is explained; the strongest wins the text.
-DEFINED = 3  # "X is ...", glossary line
+DEFINED = 3  # "X is ...", glossary line, a bold term in its defining sentence
 HEADED = 2  # a heading with text under it
 EMPHASISED = 1  # a bold term in running text
 
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+•·]|\d+[.)])\s+")
-_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+# Fill-in blanks are no markup.
+_BLANKS = re.compile(r"_{3,}")
+# Innermost **bold** (may hold *italics*: "**orbital *sp*^3**"); __bold__ likewise.
+_BOLD = re.compile(
+    r"\*\*(?=[^\s*])((?:[^*]|\*(?!\*)[^*\s][^*]*?\*(?:(?!\*)|(?=\*\*(?!\*))))+?)(?<!\s)\*\*"
+    r"|(?<![_\w])__(?=[^\s_])([^_]+?)(?<!\s)__(?![_\w])"
+)
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
-_GLOSSARY = re.compile(r"^(?P<term>[^:：.!?]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
-_DASH = re.compile(r"^(?P<term>[^—–.!?]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
-_PARENTHESIS = re.compile(r"\s*\([^)]*\)")
+_GLOSSARY = re.compile(r"^(?P<term>[^:：.!?|]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
+_DASH = re.compile(r"^(?P<term>[^—–.!?|]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
+_PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟])\s+")
 # Definitions are looked for per clause too: "the genotype is ...; the phenotype is ...".
 _CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟;؛])\s+")
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
+_ADDRESS = re.compile(r"\S*(?:://|www\.|\.(?:com|org|edu|gov|net)\b)\S*|\S+/\S+")
+# What a bold term's name loses at its ends.
+_NAME_TRIM = " :;,.-–—\"'“”‘’"
 
 
 def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", _MD_MARKUP.sub("", text)).strip()
+    return re.sub(r"\s+", " ", _MD_MARKUP.sub("", _BLANKS.sub(" ", text))).strip()
 
 
 @cache
@@ -80,11 +113,26 @@ def _copulas() -> list[list[str]]:
 
 
 @cache
-def _articles() -> frozenset[str]:
+def _words_of(key: str) -> frozenset[str]:
     out: set[str] = set()
     for code in language.languages():
-        for article in language.data(code).get("leading_articles", []):
-            out.update(tokens(article))
+        for phrase in language.data(code).get(key, []):
+            out.update(tokens(phrase))
+    return frozenset(out)
+
+
+def _articles() -> frozenset[str]:
+    return _words_of("leading_articles")
+
+
+@cache
+def _phrases_of(key: str) -> frozenset[str]:
+    out: set[str] = set()
+    for code in language.languages():
+        for phrase in language.data(code).get(key, []):
+            joined = " ".join(tokens(phrase))
+            if joined:
+                out.add(joined)
     return frozenset(out)
 
 
@@ -95,6 +143,7 @@ class _Candidate:
     definition: str
     pages: set[int] = field(default_factory=set)
     italic_terms: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -102,10 +151,22 @@ class _Line:
     page: int
     text: str
     heading_level: int = 0  # 0 = not a heading
+    label: bool = False  # a line that is one bold span: "**Problem**", "**Figure ...**"
+
+
+def _is_label_line(line: str) -> bool:
+    stripped = _BLANKS.sub(" ", line).strip()
+    if not stripped.startswith("**"):
+        return False
+    spans = list(_BOLD.finditer(stripped))
+    if len(spans) != 1:
+        return False
+    rest = (stripped[: spans[0].start()] + stripped[spans[0].end() :]).strip(" *_:.")
+    return not rest
 
 
 def _lines(pages: list[str]) -> list[_Line]:
-    """Lines with page numbers; Markdown and underlined headings marked."""
+    """Lines with page numbers; Markdown and underlined headings and bold labels marked."""
     out: list[_Line] = []
     for page_number, page in enumerate(pages, start=1):
         raw = page.splitlines()
@@ -118,6 +179,9 @@ def _lines(pages: list[str]) -> list[_Line]:
                 out.append(_Line(page_number, match.group(2).strip(), len(match.group(1))))
                 continue
             stripped = line.strip()
+            if _is_label_line(stripped):
+                out.append(_Line(page_number, stripped, label=True))
+                continue
             if _looks_like_plain_heading(stripped, raw, i):
                 out.append(_Line(page_number, stripped, 3))
                 continue
@@ -133,7 +197,7 @@ def _looks_like_plain_heading(line: str, raw: list[str], i: int) -> bool:
     """
     if not line or _BULLET.match(line) or line[-1] in ".,;:!?؟)" or "**" in line:
         return False
-    if len(line.split()) > PLAIN_HEADING_MAX_WORDS:
+    if "|" in line or len(line.split()) > PLAIN_HEADING_MAX_WORDS:
         return False
     first = line.lstrip("0123456789.) ")[:1]
     if not first or (first.isalpha() and first.islower()):
@@ -163,7 +227,8 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
             heading = line
             blocks.append(([], heading))
             continue
-        if not line.text:
+        if not line.text or line.label or line.text.startswith("|"):
+            # A label or a table row ends a paragraph and is none itself.
             flush()
             continue
         if _BULLET.match(line.text) or (not current and _is_glossary_line(line.text)):
@@ -181,23 +246,33 @@ def _is_glossary_line(text: str) -> bool:
     match = _GLOSSARY.match(text) or _DASH.match(text)
     if match is None:
         return False
-    if len(_plain(match.group("term")).split()) > TERM_MAX_WORDS + 1:
+    term_words = _plain(match.group("term")).split()
+    if len(term_words) > TERM_MAX_WORDS + 1 or not _could_be_term(term_words):
         return False
     definition = _plain(match.group("text"))
+    if not definition[:1].isalpha():
+        return False  # "Step 1: 2.5 x 3", "Mean: = 4.2": a calculation, not a definition
     return len(definition.split()) >= GLOSSARY_MIN_WORDS and name_check(
         strip_heading_number(definition)
     ).reason not in ("a numbered heading", "section furniture")
 
 
-def _term_before_copula(sentence: str) -> tuple[str, str] | None:
-    """("Osmosis", "Osmosis is the diffusion...") if the sentence defines a short term."""
-    bold = _BOLD.match(sentence.strip())
-    words = _plain(sentence).split()
+def _strip_elision(words: list[str]) -> list[str]:
+    # French elision: "L'osmose est ..." -> "osmose est ...".
     if words and ("'" in words[0] or "’" in words[0]):
-        # French elision: "L'osmose est ..." -> "osmose est ...".
         article, _, rest = words[0].replace("’", "'").partition("'")
         if rest and " ".join(tokens(article)) in _articles():
-            words = [rest, *words[1:]]
+            return [rest, *words[1:]]
+    return words
+
+
+def _term_before_copula(sentence: str) -> tuple[str, str, bool] | None:
+    """("Osmosis", sentence, strong) if the sentence defines a short term.
+
+    `strong`: the copula is followed by an article or is itself a naming phrase
+    ("refers to", "is defined as"): a definition pattern, not just any "X is ...".
+    """
+    words = _strip_elision(_plain(sentence).split())
     if len(words) < 3:
         return None
     lowered = [" ".join(tokens(w)) for w in words]
@@ -207,13 +282,17 @@ def _term_before_copula(sentence: str) -> tuple[str, str] | None:
                 term_words = words[:end]
                 if [t for t in lowered[:end] if t] and lowered[0] in _articles() and end > 1:
                     term_words = words[1:end]
-                term = " ".join(term_words).strip(" ,;:")
-                if bold:
-                    term = _plain(bold.group(1) or bold.group(2))
-                elif not _could_be_term(term_words):
+                if not _could_be_term(term_words):
                     return None
-                after = words[end + len(copula) :]
-                return (term, sentence) if after else None
+                term = " ".join(term_words).strip(_NAME_TRIM)
+                after = lowered[end + len(copula) :]
+                if not after:
+                    return None
+                # "X is ..." / "X es ..." alone is weak; "X is a ...", "X refers to ...",
+                # and the Arabic "X هو ..." are definition patterns.
+                weak = " ".join(copula) in _phrases_of("weak_copulas")
+                strong = not weak or after[0] in _articles()
+                return term, sentence, strong
     return None
 
 
@@ -228,6 +307,57 @@ def _could_be_term(term_words: list[str]) -> bool:
     return toks[0] not in stops and toks[-1] not in stops
 
 
+def _bold_terms(text: str) -> list[tuple[str, int, int]]:
+    """(term as written, start, end) of every innermost bold span of a text."""
+    text = _BLANKS.sub(lambda m: " " * len(m.group(0)), text)
+    return [(m.group(1) or m.group(2), m.start(), m.end()) for m in _BOLD.finditer(text)]
+
+
+def _is_marked(lines: list[_Line]) -> bool:
+    seen: set[str] = set()
+    for line in lines:
+        if line.heading_level or line.label:
+            continue
+        for term, _, _ in _bold_terms(line.text):
+            seen.add(concept_key(_plain(term)))
+            if len(seen) >= MARKED_MIN_TERMS:
+                return True
+    return False
+
+
+def _is_proper_name(name: str, text: str) -> bool:
+    """ "Aristotle", "Sierra Club", "15th Amendment": every word capitalised, and never
+    written in lower case in the file (`text`). An acronym ("ATP") and an eponym with a
+    lower-case word ("Golgi apparatus", "Schwann cell") are terms; so is "Reality" when
+    it only opens a sentence and the file writes "reality" elsewhere."""
+    function_words = _words_of("function_words")
+    words = [w for w in name.split() if w.casefold() not in function_words]
+    letters = [c for c in name if c.isalpha()]
+    if not letters or all(c.isupper() for c in letters):
+        return False
+    alphabetic = [w for w in words if w[:1].isalpha()]
+    if not alphabetic or not all(w[:1].isupper() for w in alphabetic):
+        return False
+    lowered = name[:1].lower() + name[1:] if len(name.split()) == 1 else name.lower()
+    return not re.search(rf"(?<!\w){re.escape(lowered)}(?!\w)", text)
+
+
+def _naming_context(sentence: str, start: int, end: int) -> bool:
+    """Whether the bold span at [start, end) is defined by its sentence: a copula right
+    after it ("**Osmosis** is ..."), or a naming phrase right before it ("... is called
+    **osmosis**", "se denomina **ósmosis**")."""
+    after = tokens(_plain(sentence[end:]))[:4]
+    for copula in _copulas():
+        for skip in range(0, 2):  # "**Osmosis**, or water diffusion, is": one aside word
+            if after[skip : skip + len(copula)] == copula:
+                return True
+    before = " ".join(tokens(_plain(sentence[:start]))[-4:])
+    return any(
+        before.endswith(phrase) or f" {phrase} " in f" {before} "
+        for phrase in _phrases_of("naming_phrases")
+    )
+
+
 class OfflineExtractor:
     name = "offline"
 
@@ -236,10 +366,25 @@ class OfflineExtractor:
         candidates: dict[str, _Candidate] = {}
         rejected: list[str] = []
         order: list[str] = []
+        marked = _is_marked(lines)
+        plain_text = _plain("\n".join(line.text for line in lines if not line.label))
+        # Addresses are no prose: "plato.stanford.edu/entries/aristotle" writes no term.
+        prose = _ADDRESS.sub(" ", plain_text)
 
-        def offer(name: str, strength: int, definition: str, page: int, block_text: str) -> None:
-            # "ATP (adenosine triphosphate)" is named "ATP".
-            name = _PARENTHESIS.sub("", _plain(name)).strip(" :;,.-–—")
+        def offer(
+            name: str, strength: int, definition: str, page: int, block_text: str, alias: str = ""
+        ) -> None:
+            name = _plain(name)
+            # "interquartile range (IQR)": one concept, the abbreviation another name of it;
+            # "ATP (adenosine triphosphate)" likewise. Any other parenthesis is dropped.
+            for inner in _PARENTHESIS.findall(name):
+                outer = _PARENTHESIS.sub("", name).strip()
+                if is_abbreviation_of(inner, outer) or is_abbreviation_of(outer, inner):
+                    alias = alias or inner
+            # "carga nuclear efectiva, o Z_eff", "óxido de zinc, ZnO", "presión (STP":
+            # the name is what comes before the aside.
+            name = re.split(r"\s*[,(]", _PARENTHESIS.sub("", name), maxsplit=1)[0]
+            name = _without_article(name.strip(_NAME_TRIM))
             verdict = name_check(name)
             if not verdict.ok:
                 if name and name not in rejected:
@@ -251,62 +396,84 @@ class OfflineExtractor:
             italic = [_plain(m.group(1) or m.group(2)) for m in _ITALIC.finditer(block_text)]
             existing = candidates.get(key)
             if existing is None:
-                candidates[key] = _Candidate(name, strength, definition, {page}, italic)
+                existing = candidates[key] = _Candidate(name, strength, definition, {page}, italic)
                 order.append(key)
-                return
-            existing.pages.add(page)
-            if strength > existing.strength:
-                existing.strength, existing.definition = strength, definition
-                existing.italic_terms = italic
-                if strength == DEFINED:
-                    existing.name = name
+            else:
+                existing.pages.add(page)
+                if strength > existing.strength:
+                    existing.strength, existing.definition = strength, definition
+                    existing.italic_terms = italic
+                    if strength == DEFINED and not marked:
+                        existing.name = name
+            if alias and name_check(alias).ok and alias not in existing.aliases:
+                existing.aliases.append(alias)
 
         blocks = _paragraphs(lines)
+        glossary_section = False
         for index, (block, heading) in enumerate(blocks):
+            if heading is not None:
+                heading_words = " ".join(tokens(strip_heading_number(_plain(heading.text))))
+                glossary_section = heading_words in _phrases_of("glossary_headings")
             if block and heading is not None and _defines_nothing(heading.text):
                 # "Common mistakes", "Exercises", "Ejercicios": their lines are no
                 # definitions ("Saying that osmosis moves salt: it moves water").
                 continue
             if not block and heading is not None:
-                title = strip_heading_number(_plain(heading.text))
-                following = blocks[index + 1][0] if index + 1 < len(blocks) else []
-                body = " ".join(line.text for line in following)
-                sentences = _SENTENCE_SPLIT.split(_plain(body))[:HEADING_DEFINITION_SENTENCES]
-                definition = " ".join(s for s in sentences if s)
-                # A section explains its heading's concept only if it names it; a title
-                # like "Energy in the cell" over "Course notes, part 2" is no concept.
-                named = find_keys_in(definition, {concept_key(title): True})
-                if definition and named:
-                    offer(title, HEADED, definition, heading.page, body)
-                else:
-                    verdict = name_check(title)
-                    if not verdict.ok and title not in rejected:
-                        rejected.append(title)
+                if not marked:
+                    self._offer_heading(heading, blocks, index, offer, rejected)
                 continue
             text = " ".join(line.text for line in block)
             page = block[0].page
             glossary = _GLOSSARY.match(text) or _DASH.match(text)
             if glossary and _is_glossary_line(text):
-                term = _plain(glossary.group("term"))
-                offer(term, DEFINED, f"{term}: {_plain(glossary.group('text'))}", page, text)
+                term_text = glossary.group("term")
+                # Where the file marks its terms, a "Term: text" line is an entry only
+                # in a glossary section or when its term is marked ("- **ATP**: ...").
+                if not marked or glossary_section or _bold_terms(term_text):
+                    term = _plain(term_text)
+                    offer(term, DEFINED, f"{term}: {_plain(glossary.group('text'))}", page, text)
             for sentence in _CLAUSE_SPLIT.split(text):
+                if marked:
+                    for term, start, end in _bold_terms(sentence):
+                        name = _plain(term)
+                        strength = DEFINED if _naming_context(sentence, start, end) else EMPHASISED
+                        # At a sentence's start a capital says nothing: "**Osmosis** is the
+                        # ..." defines a term, "**Locke** argued" names a person.
+                        initial = not _plain(sentence[:start]).strip(" (\"'“‘-–—•")
+                        if not (initial and strength == DEFINED) and _is_proper_name(
+                            _PARENTHESIS.sub("", name), prose
+                        ):
+                            continue
+                        alias = _abbreviation_after(sentence[end:], name)
+                        # A defining sentence's paragraph is the concept's explanation: an
+                        # italic term in it is an assumed prerequisite.
+                        context = text if strength == DEFINED else sentence
+                        offer(name, strength, _plain(sentence), page, context, alias)
+                    continue
                 found = _term_before_copula(sentence)
-                if found:
+                if found and (
+                    found[2]
+                    or len(found[0].split()) == 1
+                    or _uses(found[0], plain_text) >= UNMARKED_MIN_USES
+                ):
                     offer(found[0], DEFINED, _plain(found[1]), page, text)
-                for match in _BOLD.finditer(sentence):
-                    term = match.group(1) or match.group(2)
+                for term, _, _ in _bold_terms(sentence):
                     offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
+        _join_abbreviations(candidates, order, plain_text)
         keys = order[:MAX_CONCEPTS_PER_FILE]
         names = {key: display_name(candidates[key].name) for key in keys}
         concepts: list[ExtractedConcept] = []
         for key in keys:
             candidate = candidates[key]
             definition = candidate.definition[:DEFINITION_MAX_CHARS]
+            # A bold term used in passing ("the **cell** divides") builds on nothing: only
+            # a defining sentence, heading section or glossary line gives edges.
+            defines = candidate.strength >= HEADED
             builds_on = [
                 names[other]
-                for other, _ in find_keys_in(definition, {k: k for k in keys})
-                if other != key
+                for other, _ in find_keys_in(definition if defines else "", {k: k for k in keys})
+                if other != key and not same_but_number(other, key)
             ]
             assumes = []
             for term in candidate.italic_terms:
@@ -321,9 +488,74 @@ class OfflineExtractor:
                     builds_on=list(dict.fromkeys(builds_on)),
                     assumes=list(dict.fromkeys(assumes)),
                     pages=sorted(candidate.pages),
+                    aliases=candidate.aliases,
+                    defines=defines,
                 )
             )
         return Extraction(extractor=self.name, concepts=concepts, rejected=rejected)
+
+    @staticmethod
+    def _offer_heading(heading, blocks, index, offer, rejected) -> None:
+        title = strip_heading_number(_plain(heading.text))
+        following = blocks[index + 1][0] if index + 1 < len(blocks) else []
+        body = " ".join(line.text for line in following)
+        sentences = _SENTENCE_SPLIT.split(_plain(body))[:HEADING_DEFINITION_SENTENCES]
+        definition = " ".join(s for s in sentences if s)
+        # A section explains its heading's concept only if it names it; a title
+        # like "Energy in the cell" over "Course notes, part 2" is no concept.
+        named = find_keys_in(definition, {concept_key(title): True})
+        if definition and named:
+            offer(title, HEADED, definition, heading.page, body)
+        else:
+            verdict = name_check(title)
+            if not verdict.ok and title not in rejected:
+                rejected.append(title)
+
+
+def _without_article(name: str) -> str:
+    """ "Los halógenos" -> "halógenos", "the cell" -> "cell": the article is no part of a name."""
+    words = name.split()
+    if len(words) > 1 and " ".join(tokens(words[0])) in _articles():
+        return " ".join(words[1:])
+    return name
+
+
+def _uses(term: str, text: str) -> int:
+    """How often the file writes the term (any number form), the definition included."""
+    key = concept_key(term)
+    if not key:
+        return 0
+    haystack = " " + " ".join(tokens(text)) + " "
+    return sum(haystack.count(f" {form} ") for form in {key, f"{key}s", f"{key}es"})
+
+
+def _abbreviation_after(rest: str, name: str) -> str:
+    """ "**interquartile range** (IQR)" -> "IQR"."""
+    match = re.match(r"\s*\((?:\*\*)?([^()*]{2,12}?)(?:\*\*)?\)", rest)
+    if match and is_abbreviation_of(match.group(1).strip(), name):
+        return match.group(1).strip()
+    return ""
+
+
+def _join_abbreviations(candidates: dict[str, _Candidate], order: list[str], text: str) -> None:
+    """A candidate that is the defined abbreviation of another ("IQR" where the file writes
+    "interquartile range (IQR)") becomes another name of it, not a concept of its own."""
+    long_forms = {key: c for key, c in candidates.items()}
+    for key in list(order):
+        short = candidates[key]
+        for other_key, long in long_forms.items():
+            if other_key == key or other_key not in candidates:
+                continue
+            written = short.name in long.aliases or re.search(
+                rf"{re.escape(long.name)}\s*\(\s*{re.escape(short.name)}\s*\)", text, re.I
+            )
+            if written and is_abbreviation_of(short.name, long.name):
+                if short.name not in long.aliases:
+                    long.aliases.append(short.name)
+                long.pages |= short.pages
+                del candidates[key]
+                order.remove(key)
+                break
 
 
 def _defines_nothing(heading: str) -> bool:
@@ -332,11 +564,7 @@ def _defines_nothing(heading: str) -> bool:
 
 @cache
 def _section_words() -> frozenset[str]:
-    out: set[str] = set()
-    for code in language.languages():
-        for phrase in language.data(code).get("non_definition_sections", []):
-            out.add(" ".join(tokens(phrase)))
-    return frozenset(out)
+    return _phrases_of("non_definition_sections")
 
 
 def _first_sentence(text: str) -> str:

@@ -1,33 +1,57 @@
-"""Precision and recall of the concept map of a subject against the sample gold list."""
+"""Quality of a subject's concept map: against the sample gold list, or a textbook devset."""
 
 from __future__ import annotations
 
+import statistics
+import time
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
+from concepts.devset import DevsetError, bold_spans, load_devset, score
 from concepts.evaluation import evaluate, load_gold
-from concepts.models import Concept, Prerequisite
-from memory.models import Subject
+from concepts.models import Concept, FileReading, Prerequisite
+from concepts.services import file_read, file_upload
+from concepts.validator import name_check
+from memory.errors import InvalidInput
+from memory.models import Organization, Subject
+from memory.services import organization_create, subject_get_or_create
 
 DEFAULT_GOLD = Path(settings.BASE_DIR) / "tests" / "data" / "cell-biology" / "gold.json"
+# Validator verdicts that mean "furniture or function words", counted in the map.
+FURNITURE_REASONS = (
+    "only function words",
+    "exercise or layout furniture",
+    "section furniture",
+    "a heading that opens with section furniture",
+    "opens or closes on a function word: a fragment",
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Compare a subject's map (after load_sample_subject) with the hand-labelled gold "
-        "concepts and prerequisite edges; print precision and recall."
+        "Compare a subject's map with the hand-labelled sample gold (default), or read a "
+        "textbook development set (--devset PATH: every section uploaded and read through "
+        "the real services into a scratch subject) and score the map against the authors' "
+        "glossary beside the bold-span baseline of the same files."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--org", default="demo")
-        parser.add_argument("--subject", default="cell-biology")
+        parser.add_argument("--org", default=None)
+        parser.add_argument("--subject", default=None)
         parser.add_argument("--gold", default=str(DEFAULT_GOLD))
+        parser.add_argument("--devset", action="append", default=[], metavar="PATH")
+        parser.add_argument("--language", default="", help="subject language for --devset")
+        parser.add_argument("--show", type=int, default=0, help="false positives/misses listed")
 
     def handle(self, *args, **options):
+        if options["devset"]:
+            return self._devsets(options)
         subject = Subject.objects.filter(
-            organization__slug=options["org"], external_id=options["subject"]
+            organization__slug=options["org"] or "demo",
+            external_id=options["subject"] or "cell-biology",
         ).first()
         if subject is None:
             raise CommandError(
@@ -49,3 +73,71 @@ class Command(BaseCommand):
         self.stdout.write(f"gold concepts missed: {result.missed_gold}")
         self.stdout.write(f"edges not in the gold list: {result.wrong_edges}")
         self.stdout.write(f"gold edges missed: {result.missed_edges}")
+
+    def _devsets(self, options) -> None:
+        try:
+            devsets = [load_devset(Path(p)) for p in options["devset"]]
+        except DevsetError as exc:
+            raise CommandError(str(exc)) from exc
+        slug = options["org"] or "devset-evaluation"
+        organization = Organization.objects.filter(slug=slug).first() or organization_create(
+            name="Devset evaluation", slug=slug
+        )
+        rows = []
+        for devset in devsets:
+            rows.append(self._one(devset, organization, options))
+        self.stdout.write("")
+        self.stdout.write(
+            "| book | files | concepts | P | R | F1 | furniture | bold P / R / F1 "
+            "| inline bold P / R / F1 | read s/file first 10 / last 10 |"
+        )
+        self.stdout.write("|---|---|---|---|---|---|---|---|---|---|")
+        for row in rows:
+            self.stdout.write(row)
+
+    def _one(self, devset, organization, options) -> str:
+        stamp = timezone.now().strftime("%Y%m%d%H%M%S")
+        external_id = f"{options['subject'] or devset.name}-{stamp}"
+        try:
+            subject = subject_get_or_create(
+                organization=organization,
+                external_id=external_id,
+                name=devset.name,
+                language=options["language"],
+            )
+        except InvalidInput as exc:
+            raise CommandError(str(exc)) from exc
+        seconds: list[float] = []
+        texts: list[str] = []
+        for path in devset.files():
+            content = path.read_bytes()
+            texts.append(content.decode("utf-8"))
+            started = time.perf_counter()
+            upload = file_upload(subject=subject, name=path.name, content=content, queue=False)
+            reading = file_read(subject_file=upload.file)
+            seconds.append(time.perf_counter() - started)
+            if reading.state != FileReading.State.DONE:
+                raise CommandError(f"{path.name}: reading {reading.state}: {reading.reason}")
+        names = list(Concept.objects.filter(subject=subject).values_list("name", flat=True))
+        furniture = [n for n in names if name_check(n).reason in FURNITURE_REASONS]
+        gold = devset.glossary_terms()
+        result = score(gold, names)
+        every = score(gold, bold_spans(texts))
+        inline = score(gold, bold_spans(texts, inline_only=True))
+        self.stdout.write(f"{devset.name}: subject {organization.slug}/{external_id}")
+        self.stdout.write(f"  map:               {result.line()}")
+        self.stdout.write(f"  every bold span:   {every.line()}")
+        self.stdout.write(f"  inline bold spans: {inline.line()}")
+        self.stdout.write(f"  furniture or function-word concepts: {len(furniture)} {furniture}")
+        if options["show"]:
+            self.stdout.write(f"  false positives: {result.false_positives[: options['show']]}")
+            self.stdout.write(f"  misses: {result.misses[: options['show']]}")
+        first = statistics.median(seconds[:10])
+        last = statistics.median(seconds[-10:])
+        return (
+            f"| {devset.name} | {len(texts)} | {len(names)} | {result.precision:.3f} "
+            f"| {result.recall:.3f} | {result.f1:.3f} | {len(furniture)} "
+            f"| {every.precision:.3f} / {every.recall:.3f} / {every.f1:.3f} "
+            f"| {inline.precision:.3f} / {inline.recall:.3f} / {inline.f1:.3f} "
+            f"| {first:.2f} / {last:.2f} |"
+        )

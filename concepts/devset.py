@@ -1,0 +1,173 @@
+"""Scoring a concept map against a textbook development set (R-2, issue 13).
+
+A development set is a folder with `gold_concepts.json` (one entry per section file:
+`file`, `glossary` [{"term", "meaning"}], `inline_terms`) and the section files under
+`text/`. The names are compared exactly as the set's own `score_extraction.py` compares
+them (its rules are reproduced here, since a user's clone has no devsets folder):
+Unicode NFKC, casefold, accents removed, the Markdown marks * ^ _ and apostrophes
+deleted, other punctuation made a space, a trailing plural removed from each word
+(ies->y; a final s dropped unless the word ends in ss/us/is; then a final e dropped)
+for words longer than 3 letters, and a parenthesised part optional on either side.
+Duplicates count once.
+
+The baseline is the set's own: every **bold** span of the same files (`bold_baseline.py`),
+and the same without lines that are a single bold label (`--inline-only`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _word(w: str) -> str:
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def norm(name: str) -> str:
+    s = unicodedata.normalize("NFKC", str(name)).casefold()
+    s = "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+    s = re.sub(r"[*^_'\u2019`]", "", s)
+    s = re.sub(r"[\W_]+", " ", s).strip()
+    return " ".join(_word(w) for w in s.split())
+
+
+def keys_of(term: str) -> set[str]:
+    """Every normalised form a name may match by (itself; without its parenthesised parts)."""
+    keys = {norm(term)}
+    stripped = re.sub(r"\([^)]*\)", " ", term)
+    if stripped.strip() and stripped != term:
+        keys.add(norm(stripped))
+    return {k for k in keys if k}
+
+
+@dataclass(frozen=True)
+class DevsetScore:
+    precision: float
+    recall: float
+    f1: float
+    predicted: int
+    gold: int
+    correct_predicted: int
+    gold_found: int
+    false_positives: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"P={self.precision:.3f} R={self.recall:.3f} F1={self.f1:.3f} "
+            f"(distinct pred {self.predicted}, gold {self.gold}, correct pred "
+            f"{self.correct_predicted}, gold found {self.gold_found})"
+        )
+
+
+def score(gold_terms: list[str], predicted: list[str]) -> DevsetScore:
+    gold: dict[str, tuple[str, set[str]]] = {}
+    for term in gold_terms:
+        k = norm(term)
+        if not k:
+            continue
+        if k not in gold:
+            gold[k] = (term, keys_of(term))
+        else:
+            gold[k][1].update(keys_of(term))
+    by_key: dict[str, set[str]] = {}
+    for k, (_, ks) in gold.items():
+        for x in ks:
+            by_key.setdefault(x, set()).add(k)
+    preds: dict[str, tuple[str, set[str]]] = {}
+    for p in predicted:
+        k = norm(p)
+        if k and k not in preds:
+            preds[k] = (p, keys_of(p))
+    correct, false_positives, hit = 0, [], set()
+    for _k, (p, ks) in preds.items():
+        matched = set().union(*(by_key.get(x, set()) for x in ks))
+        if matched:
+            correct += 1
+            hit |= matched
+        else:
+            false_positives.append(p)
+    precision = correct / len(preds) if preds else 0.0
+    recall = len(hit) / len(gold) if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return DevsetScore(
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        predicted=len(preds),
+        gold=len(gold),
+        correct_predicted=correct,
+        gold_found=len(hit),
+        false_positives=sorted(false_positives, key=str.casefold),
+        misses=sorted((gold[k][0] for k in gold if k not in hit), key=str.casefold),
+    )
+
+
+@dataclass(frozen=True)
+class Devset:
+    path: Path
+    entries: list[dict]
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def files(self) -> list[Path]:
+        return [self.path / entry["file"] for entry in self.entries]
+
+    def glossary_terms(self) -> list[str]:
+        return [g["term"] for entry in self.entries for g in entry.get("glossary", []) if g]
+
+
+class DevsetError(Exception):
+    pass
+
+
+def load_devset(path: Path) -> Devset:
+    gold = path / "gold_concepts.json"
+    if not gold.is_file():
+        raise DevsetError(f"{path} has no gold_concepts.json")
+    try:
+        entries = json.loads(gold.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DevsetError(f"{gold} is not JSON: {exc}") from exc
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and "file" in e for e in entries
+    ):
+        raise DevsetError(f"{gold}: expected a list of objects with a 'file'")
+    missing = [e["file"] for e in entries if not (path / e["file"]).is_file()]
+    if missing:
+        raise DevsetError(f"{path}: missing section files, e.g. {missing[0]}")
+    return Devset(path, entries)
+
+
+# The set's bold_baseline.py, reproduced: ***x*** or **x**, and a label line is a line
+# that is one bold span at column 0.
+_BASELINE_BOLD = re.compile(r"(\*\*\*|\*\*)(?!\s)(.+?)(?<!\s)\1(?!\*)")
+_BASELINE_LABEL = re.compile(r"\*\*[^*].*\*\*\s*")
+
+
+def bold_spans(texts: list[str], *, inline_only: bool = False) -> list[str]:
+    spans: list[str] = []
+    for text in texts:
+        for line in text.splitlines():
+            if inline_only and _BASELINE_LABEL.fullmatch(line) and line.count("**") == 2:
+                continue
+            spans += [
+                s
+                for s in (m[1].strip().strip("*").strip() for m in _BASELINE_BOLD.findall(line))
+                if s
+            ]
+    return spans

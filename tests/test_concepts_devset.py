@@ -1,0 +1,54 @@
+"""Scoring a map against a textbook development set (issue 13): the devset's own name
+matching, and `evaluate_extraction --devset` reading a set through the real services."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from concepts.devset import bold_spans, load_devset, norm, score
+from concepts.models import Concept, FileReading
+
+MINI = Path(__file__).resolve().parent / "data" / "devset-mini"
+
+
+def test_names_are_compared_as_the_devset_scorer_compares_them():
+    assert norm("Iones") == norm("ion")
+    assert norm("Studies") == norm("study")
+    assert norm("orbital *sp*^3") == "orbital sp3"
+    result = score(["número atómico (Z)", "caloría (cal)", "ion"], ["Número atómico", "iones", "x"])
+    assert (result.correct_predicted, result.predicted, result.gold_found) == (2, 3, 2)
+    assert result.misses == ["caloría (cal)"] and result.false_positives == ["x"]
+
+
+def test_the_bold_baseline_is_every_bold_span_or_only_those_in_running_text():
+    texts = [path.read_text(encoding="utf-8") for path in load_devset(MINI).files()]
+    every, inline = bold_spans(texts), bold_spans(texts, inline_only=True)
+    assert "Problem" in every and "Problem" not in inline
+    assert "active transport" in inline
+
+
+@pytest.mark.django_db
+def test_evaluate_extraction_reads_a_devset_through_the_services_and_scores_the_map():
+    out = StringIO()
+    call_command("evaluate_extraction", devset=[str(MINI)], stdout=out)
+    text = out.getvalue()
+    assert FileReading.objects.filter(state=FileReading.State.DONE).count() == 2
+    names = {c.name for c in Concept.objects.all()}
+    # Marked terms are read, furniture and a person named in passing are not.
+    assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
+    assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
+    # The abbreviation joined its long form: one concept, two names.
+    assert Concept.objects.get(key="interquartile range").aliases == ["iqr"]
+    # Gold: 6 terms, one never in the text; the other 5 are found.
+    assert "gold 6" in text and "gold found 5" in text
+    assert "furniture or function-word concepts: 0" in text
+    assert "| devset-mini | 2 |" in text
+
+
+def test_evaluate_extraction_refuses_a_folder_that_is_no_devset(tmp_path):
+    with pytest.raises(CommandError, match="gold_concepts.json"):
+        call_command("evaluate_extraction", devset=[str(tmp_path)])
