@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import TypeVar
 
 from tutorbrain import language
@@ -129,20 +129,27 @@ def _irregular_plurals() -> dict[str, frozenset[str]]:
     return {word: frozenset(forms) for word, forms in out.items()}
 
 
-def singular_forms(word: str) -> set[str]:
+# Number forms are asked for every name of the map on every read: memoised (pure
+# functions of a word; the rules are fixed data).
+FORMS_CACHE_SIZE = 200_000
+
+
+@lru_cache(maxsize=FORMS_CACHE_SIZE)
+def singular_forms(word: str) -> frozenset[str]:
     """The words `word` may be the plural of (rules of every language; never itself)."""
     out = set(_irregular_plurals().get(word, ()))
     if len(word) < SINGULAR_MIN_CHARS:
-        return out
+        return frozenset(out)
     for plural, singular in _plural_rules():
         if word.endswith(plural):
             stem = word[: len(word) - len(plural)] + singular
             if len(stem) >= STEM_MIN_CHARS and stem != word:
                 out.add(stem)
-    return out
+    return frozenset(out)
 
 
-def plural_forms(word: str) -> set[str]:
+@lru_cache(maxsize=FORMS_CACHE_SIZE)
+def plural_forms(word: str) -> frozenset[str]:
     """The words that may be the plural of `word` (the inverse of `singular_forms`)."""
     out = set(_irregular_plurals().get(word, ()))
     for plural, singular in _plural_rules():
@@ -150,20 +157,21 @@ def plural_forms(word: str) -> set[str]:
             form = word[: len(word) - len(singular)] + plural
             if form != word and word in singular_forms(form):
                 out.add(form)
-    return out
+    return frozenset(out)
 
 
 def same_word_but_number(a: str, b: str) -> bool:
     return a == b or b in singular_forms(a) or a in singular_forms(b)
 
 
-def _number_forms(key: str) -> list[str]:
+@lru_cache(maxsize=FORMS_CACHE_SIZE)
+def _number_forms(key: str) -> tuple[str, ...]:
     """The key with its last word in every number form ("cell membrane(s)", "luz/luces")."""
     head, _, last = key.rpartition(" ")
     prefix = f"{head} " if head else ""
     forms = [key, *(f"{key}{suffix}" for suffix in PLURAL_SUFFIXES[1:])]
     forms += [prefix + w for w in sorted(singular_forms(last) | plural_forms(last))]
-    return list(dict.fromkeys(forms))
+    return tuple(dict.fromkeys(forms))
 
 
 def same_but_number(key_a: str, key_b: str) -> bool:

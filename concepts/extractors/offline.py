@@ -70,6 +70,11 @@ MARKED_MIN_TERMS = 3
 # definition included) to count as a term: a term is used again, a sentence subject not.
 UNMARKED_MIN_USES = 2
 
+# An assumed term has at least this many letters ("aq", "l" are symbols).
+WORD_MIN_LETTERS = 3
+# ... and at most this many words (a longer italic run is emphasis of a clause).
+ASSUMED_MAX_WORDS = 3
+
 # Strength of the evidence that a concept is explained; the strongest wins the text.
 DEFINED = 3  # "X is ...", glossary line, a bold term in its defining sentence
 HEADED = 2  # a heading with text under it
@@ -393,7 +398,9 @@ class OfflineExtractor:
             key = concept_key(name)
             # "2.2 Genes" over "A gene is ...": one concept in the singular and plural.
             key = next((k for k in candidates if same_but_number(k, key)), key)
-            italic = [_plain(m.group(1) or m.group(2)) for m in _ITALIC.finditer(block_text)]
+            # Italics outside bold: "**orbitales *s***" holds no italic term of its own.
+            unbolded = _BOLD.sub(" ", _BLANKS.sub(" ", block_text))
+            italic = [_plain(m.group(1) or m.group(2)) for m in _ITALIC.finditer(unbolded)]
             existing = candidates.get(key)
             if existing is None:
                 existing = candidates[key] = _Candidate(name, strength, definition, {page}, italic)
@@ -478,7 +485,7 @@ class OfflineExtractor:
             assumes = []
             for term in candidate.italic_terms:
                 term_key = concept_key(term)
-                if term_key and term_key not in names and name_check(term).ok:
+                if term_key and term_key not in names and _could_be_assumed(term):
                     assumes.append(term)
             concepts.append(
                 ExtractedConcept(
@@ -518,6 +525,22 @@ def _without_article(name: str) -> str:
     if len(words) > 1 and " ".join(tokens(words[0])) in _articles():
         return " ".join(words[1:])
     return name
+
+
+def _could_be_assumed(term: str) -> bool:
+    """An italic term that may be an assumed prerequisite: a concept name in lower case.
+
+    Textbooks also italicise titles ("*The Wall Street Journal*"), emphasis ("*Despite*",
+    "*puede*") and symbols ("(*aq*)", "*l* = 0"): none is a concept.
+    """
+    words = tokens(term)
+    if not term[:1].islower() or "," in term or len(words) > ASSUMED_MAX_WORDS:
+        return False
+    if not name_check(term).ok:
+        return False
+    if sum(c.isalpha() for c in term) < WORD_MIN_LETTERS:
+        return False
+    return not (len(words) == 1 and words[0] in language.stop_words())
 
 
 def _uses(term: str, text: str) -> int:
