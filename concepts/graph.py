@@ -14,8 +14,8 @@ service that writes them back stays short.
   across a whole chapter). For the teaching order it is broken by removing, one at a time,
   the weakest edge (lowest weight, i.e. the fewest definitions that gave it; ties: the
   latest-created pair of ids) of a cycle inside it, until no strongly connected component
-  is bigger than CYCLE_KEEP_MAX. The edges stay in the map; each cycle found is reported
-  with its size (`cycle_sizes`) and the small cycles left are listed (`cycle`).
+  is bigger than CYCLE_KEEP_MAX. The edges stay in the map; every cycle found is reported,
+  its members in `cycle` and its size in `cycle_sizes`.
 - Subject readiness: centrality-weighted mean of concept readiness, so an unexplained
   hub costs more than an unexplained leaf.
 """
@@ -74,9 +74,10 @@ def derive(
     total = sum(centrality.values()) or 1.0
     weighted = sum(centrality[n] * readiness[n] for n in graph.nodes) / total
 
-    cycle_sizes = sorted(
-        (len(c) for c in nx.strongly_connected_components(graph) if len(c) > 1), reverse=True
-    )
+    # Every cycle is reported (its members, its size); a big one is broken for the order.
+    cycles = [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    cycle_sizes = sorted((len(c) for c in cycles), reverse=True)
+    cycle_nodes = sorted((n for c in cycles for n in c), key=lambda n: names[n])
     ordering, broken = graph, []
     if cycle_sizes and cycle_sizes[0] > CYCLE_KEEP_MAX:
         ordering = graph.copy()  # only then: the copy costs
@@ -84,15 +85,6 @@ def derive(
     # Prerequisite -> concept: a topological order puts prerequisites first.
     forward = ordering.reverse(copy=False)  # a view: copying the attributes cost most of it
     condensed = nx.condensation(forward)
-    cycle_nodes = sorted(
-        (
-            n
-            for comp in condensed.nodes
-            if len(condensed.nodes[comp]["members"]) > 1
-            for n in condensed.nodes[comp]["members"]
-        ),
-        key=lambda n: names[n],
-    )
     generation: dict[int, int] = {}
     for index, layer in enumerate(nx.topological_generations(condensed)):
         for component in layer:
