@@ -6,6 +6,8 @@ Everything here is read-only; the one write (re-derivation) calls the services.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
@@ -30,6 +32,7 @@ from beliefs.services import (
     beliefs_rederive_many,
     beliefs_rederive_schedule,
 )
+from memory.admin import OrganizationFilter, SubjectFilter
 from memory.models import Episode
 
 # The list never counts more rows than this: an exact count of a huge table is slow and
@@ -51,6 +54,29 @@ def _episode_url(episode_id: int) -> str | None:
         return reverse("admin:memory_episode_change", args=[episode_id])
     except NoReverseMatch:  # the episode admin is not installed
         return None
+
+
+def _hub_url(pair_id: int) -> str | None:
+    try:  # the student-subject hub is in tutorbrain, which beliefs does not import
+        return reverse("admin:tutorbrain_studentsubject_change", args=[pair_id])
+    except NoReverseMatch:
+        return None
+
+
+def _preview_url(pair) -> str | None:
+    """The block preview, prefilled with this student-subject (ids, not display names)."""
+    try:
+        base = reverse("block-preview")
+    except NoReverseMatch:
+        return None
+    query = urlencode(
+        {
+            "organization": pair.subject.organization_id,
+            "student": pair.student.external_id,
+            "subject": pair.subject.external_id,
+        }
+    )
+    return f"{base}?{query}"
 
 
 class _ReadOnly:
@@ -105,9 +131,10 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
         "concept_name",
         "student",
         "subject",
+        "organization",
         "claim",
-        "confidence",
-        "p_right",
+        "confidence_display",
+        "p_right_display",
         "reason",
         "needs_confirmation",
         "check_count",
@@ -115,8 +142,15 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
         "state",
     )
     list_display_links = ("concept_name",)
-    list_select_related = ("concept", "pair__student", "pair__subject")
-    list_filter = (BeliefStateFilter, "claim", "reason", "needs_confirmation")
+    list_select_related = ("concept", "pair__student", "pair__subject__organization")
+    list_filter = (
+        BeliefStateFilter,
+        ("pair__subject__organization", OrganizationFilter),
+        ("pair__subject", SubjectFilter),
+        "claim",
+        "reason",
+        "needs_confirmation",
+    )
     search_fields = ("concept__name", "pair__student__external_id", "pair__subject__external_id")
     ordering = ("-created_at", "-pk")
     paginator = CappedCountPaginator
@@ -135,6 +169,18 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
     def subject(self, obj: Belief) -> str:
         return str(obj.pair.subject)
 
+    @admin.display(description="organization")
+    def organization(self, obj: Belief):
+        return obj.pair.subject.organization
+
+    @admin.display(description="confidence", ordering="confidence")
+    def confidence_display(self, obj: Belief) -> str:
+        return f"{obj.confidence:.2f}"
+
+    @admin.display(description="p_right", ordering="p_right")
+    def p_right_display(self, obj: Belief) -> str:
+        return "—" if obj.p_right is None else f"{obj.p_right:.2f}"
+
     @admin.display(description="state")
     def state(self, obj: Belief) -> str:
         if obj.reason == Belief.Reason.RETIREMENT:
@@ -143,7 +189,8 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
 
     @staticmethod
     def _chips(episodes) -> list[dict]:
-        ordered = sorted(episodes, key=lambda e: e.seq)
+        # In time order; the chip names the episode by its id, the one its link opens.
+        ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.seq))
         return [{"episode": e, "url": _episode_url(e.pk)} for e in ordered]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -186,6 +233,7 @@ class BeliefAdmin(_ReadOnly, admin.ModelAdmin):
             "concept": chain[0].concept,
             "steps": steps,
             "pair_url": reverse("admin:beliefs_pairbeliefs_change", args=[pair.pk]),
+            "hub_url": _hub_url(pair.pk),
         }
         return TemplateResponse(request, "admin/beliefs/belief/timeline.html", context)
 
@@ -205,14 +253,21 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
     list_display = (
         "student",
         "subject",
+        "organization",
         "current_beliefs",
         "checks",
         "last_rederived_at",
         "report_link",
+        "hub_link",
     )
-    list_select_related = ("student", "subject")
-    search_fields = ("student__external_id", "subject__external_id", "subject__name")
-    list_filter = ("subject__organization",)
+    list_select_related = ("student", "subject__organization")
+    search_fields = (
+        "student__external_id",
+        "student__display_name",
+        "subject__external_id",
+        "subject__name",
+    )
+    list_filter = (("subject__organization", OrganizationFilter), ("subject", SubjectFilter))
     actions = ["rederive_selected"]
     paginator = CappedCountPaginator
     show_full_result_count = False
@@ -238,6 +293,10 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
             )
         )
 
+    @admin.display(description="organization", ordering="subject__organization__name")
+    def organization(self, obj):
+        return obj.subject.organization
+
     @admin.display(description="current beliefs", ordering="current_belief_count")
     def current_beliefs(self, obj) -> int:
         return obj.current_belief_count
@@ -255,6 +314,11 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
         return format_html(
             '<a href="{}">report</a>', reverse("admin:beliefs_pairbeliefs_report", args=[obj.pk])
         )
+
+    @admin.display(description="whole story")
+    def hub_link(self, obj):
+        url = _hub_url(obj.pk)
+        return format_html('<a href="{}">open</a>', url) if url else "—"
 
     def has_rederive_permission(self, request) -> bool:
         return request.user.has_perm("beliefs.rederive_belief")
@@ -285,6 +349,8 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
             "can_rederive": self.has_rederive_permission(request),
             "changelist_url": reverse("admin:beliefs_pairbeliefs_changelist"),
             "report_url": reverse("admin:beliefs_pairbeliefs_report", args=[pair.pk]),
+            "hub_url": _hub_url(pair.pk),
+            "preview_url": _preview_url(pair),
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/beliefs/pairbeliefs/overview.html", context)
@@ -374,8 +440,8 @@ class RederivationAdmin(_ReadOnly, admin.ModelAdmin):
         "checks_linked",
         "beliefs_derived",
     )
-    list_select_related = ("pair__student", "pair__subject", "requested_by")
-    list_filter = ("source", "rules_version")
+    list_select_related = ("pair__student", "pair__subject__organization", "requested_by")
+    list_filter = ("source", "rules_version", ("pair__subject__organization", OrganizationFilter))
     ordering = ("-created_at", "-pk")
     paginator = CappedCountPaginator
     show_full_result_count = False

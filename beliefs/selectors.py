@@ -219,6 +219,7 @@ class ReportBelief:
 
 @dataclass(frozen=True)
 class ReportChange:
+    belief_id: int
     concept: str
     at: datetime
     reason: str
@@ -368,7 +369,7 @@ def pair_report(*, pair: Pair) -> PairReport:
 
     changes = _report_changes(pair)
     changes_sentence = (
-        f"{_plural(len(changes), 'change', 'changes')} to the beliefs, newest first "
+        f"{_plural(len(changes), 'change', 'changes')} to the beliefs, in time order "
         "(each row that superseded another, with the reason)."
         if changes
         else "No belief has changed since it was first formed."
@@ -409,7 +410,7 @@ def pair_report(*, pair: Pair) -> PairReport:
 
 
 def _report_changes(pair: Pair) -> list[ReportChange]:
-    """Every row that supersedes another, newest first (two queries)."""
+    """The newest rows that supersede another, told in time order (two queries)."""
     rows = list(
         Belief.objects.filter(pair=pair, supersedes__isnull=False)
         .select_related("concept", "supersedes")
@@ -432,6 +433,7 @@ def _report_changes(pair: Pair) -> list[ReportChange]:
         new_ids = sorted(after_evidence.get(row.pk, set()) - before_evidence.get(before.pk, set()))
         out.append(
             ReportChange(
+                belief_id=row.pk,
                 concept=row.concept.name,
                 at=row.created_at,
                 reason=row.reason,
@@ -446,6 +448,8 @@ def _report_changes(pair: Pair) -> list[ReportChange]:
                 sentence=_change_sentence(before, row),
             )
         )
+    # A history reads forwards: the newest REPORT_CHANGES_MAX changes, oldest first.
+    out.reverse()
     return out
 
 

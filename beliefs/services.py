@@ -15,6 +15,7 @@ from datetime import datetime
 from functools import partial
 
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from beliefs import rules
@@ -387,11 +388,17 @@ def on_episodes_appended(sender, *, episode_ids, pair_id, **kwargs) -> None:
     A failure here must not turn a stored episode into an error for the chat service:
     the check is in the log either way, and a re-derivation replays it. It is logged.
     """
-    if not Episode.objects.filter(pk__in=episode_ids, kind=Episode.Kind.CHECK).exists():
+    recorded = Episode.objects.filter(pk__in=episode_ids, kind=Episode.Kind.CHECK).aggregate(
+        at=Max("recorded_at")
+    )["at"]
+    if recorded is None:
         return
     try:
         pair = Pair.objects.select_related("subject").get(pk=pair_id)
-        beliefs_derive_from_checks(pair=pair, episode_ids=episode_ids)
+        # The rows are written as of when the checks were recorded (a moment ago, live; the
+        # import's clock for a back-filled history), so a belief's chain stays in time order
+        # with the nightly cycle's decay rows of the days in between.
+        beliefs_derive_from_checks(pair=pair, episode_ids=episode_ids, now=recorded)
     except Exception:
         logger.exception("belief derivation failed for pair %s, episodes %s", pair_id, episode_ids)
 

@@ -18,20 +18,29 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from concepts.models import (
+    READINESS_BAND_LABELS,
     Concept,
     ConceptSource,
     FileReading,
     Prerequisite,
     SubjectMap,
     TaughtNote,
+    readiness_label,
 )
-from concepts.picture import BAND_COLOURS, BAND_LABELS, DEFAULT_DRAWN, MAX_DRAWN, picture_svg
-from concepts.selectors import MapCycle, map_cycles, map_picture
+from concepts.picture import (
+    BAND_COLOURS,
+    BAND_LABELS,
+    DEFAULT_DRAWN,
+    MAX_DRAWN,
+    picture_svg,
+)
+from concepts.selectors import MapCycle, concept_by_name, map_cycles, map_picture
 from concepts.services import concept_teach, file_reading_requeue, file_remove, file_upload
-from memory.admin import LargeTablePaginator, ReadOnlyAdmin
+from memory.admin import LargeTablePaginator, OrganizationFilter, ReadOnlyAdmin, SubjectFilter
 from memory.errors import InvalidInput
 from memory.models import Subject
 
@@ -115,14 +124,16 @@ class SubjectMapAdmin(ReadOnlyAdmin):
         "computed_at",
     )
     list_select_related = ("subject__organization",)
-    search_fields = ("subject__external_id", "subject__name")
+    list_filter = (("subject__organization", OrganizationFilter),)
+    search_fields = ("subject__external_id", "subject__name", "subject__organization__name")
+    ordering = ("subject__organization__name", "subject__name")
     change_form_template = "admin/concepts/subjectmap/map.html"
 
-    @admin.display(description="organization")
+    @admin.display(description="organization", ordering="subject__organization__name")
     def organization(self, obj: SubjectMap):
         return obj.subject.organization
 
-    @admin.display(description="the files explain", ordering="readiness")
+    @admin.display(description="readiness of the material", ordering="readiness")
     def readiness_percent(self, obj: SubjectMap) -> str:
         return _percent(obj.readiness)
 
@@ -147,6 +158,9 @@ class SubjectMapAdmin(ReadOnlyAdmin):
         )
         if not self.has_view_permission(request, subject_map):
             raise PermissionDenied
+        return self._map_page(request, subject_map, TeachNewConceptForm(), extra_context)
+
+    def _map_page(self, request, subject_map, teach_form, extra_context=None):
         subject = subject_map.subject
         # The teaching order a page at a time: the page's cost stays that of one page
         # whatever the map's size (a 1,000-concept map is 10 pages).
@@ -195,7 +209,7 @@ class SubjectMapAdmin(ReadOnlyAdmin):
         concept_url = reverse("admin:concepts_concept_change", args=[0]).replace("/0/", "/{}/")
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Concept map of {subject}",
+            "title": f"Concept map of {subject} ({subject.organization.name})",
             "opts": self.model._meta,
             "subject_map": subject_map,
             "subject": subject,
@@ -203,6 +217,7 @@ class SubjectMapAdmin(ReadOnlyAdmin):
             "concept_count": f"{order.count:,}",
             "cycles": cycles,
             "cycle_lines": _cycle_lines(cycles),
+            "readiness_legend": [readiness_label(band) for band in READINESS_BAND_LABELS],
             "concepts": concepts,
             "page": page,
             "page_range": list(order.get_elided_page_range(page.number)),
@@ -215,7 +230,7 @@ class SubjectMapAdmin(ReadOnlyAdmin):
                 picture_svg(picture, lambda pk: concept_url.format(pk))
             ),
             "can_teach": request.user.has_perm(TEACH_PERMISSION),
-            "teach_form": TeachNewConceptForm(),
+            "teach_form": teach_form,
             "teach_new_url": reverse("admin:concepts_subjectmap_teach_new", args=[subject_map.pk]),
             **(extra_context or {}),
         }
@@ -226,22 +241,39 @@ class SubjectMapAdmin(ReadOnlyAdmin):
             raise PermissionDenied
         subject_map = get_object_or_404(SubjectMap.objects.select_related("subject"), pk=object_id)
         form = TeachNewConceptForm(request.POST)
-        back = reverse("admin:concepts_subjectmap_change", args=[subject_map.pk])
-        if not form.is_valid():
-            messages.error(request, "Give a short name and a note.")
-            return HttpResponseRedirect(back)
-        try:
-            taught = concept_teach(
-                subject=subject_map.subject,
-                name=form.cleaned_data["name"],
-                note=form.cleaned_data["note"],
-                teacher=request.user,
-            )
-        except InvalidInput as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Taught {taught.concept.name}.")
-        return HttpResponseRedirect(back)
+        if form.is_valid():
+            existing = concept_by_name(subject=subject_map.subject, name=form.cleaned_data["name"])
+            if existing is not None:
+                # A new concept was asked for: adding the note to an old one silently would
+                # surprise; say so and offer that concept's own Teach page.
+                form.add_error(
+                    "name",
+                    format_html(
+                        '“{}” already exists in this map. <a href="{}">Teach {}</a> to add '
+                        "your note to it, or choose another name.",
+                        form.cleaned_data["name"],
+                        reverse("admin:concepts_concept_teach", args=[existing.pk]),
+                        existing.name,
+                    ),
+                )
+        if form.is_valid():
+            try:
+                taught = concept_teach(
+                    subject=subject_map.subject,
+                    name=form.cleaned_data["name"],
+                    note=form.cleaned_data["note"],
+                    teacher=request.user,
+                )
+            except InvalidInput as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                messages.success(request, f"Taught a new concept: {taught.concept.name}.")
+                return HttpResponseRedirect(
+                    reverse("admin:concepts_subjectmap_change", args=[subject_map.pk])
+                )
+        # Show the map again with what was typed and the reason, never an emptied form.
+        messages.error(request, "Not taught: see the form below.")
+        return self._map_page(request, subject_map, form)
 
 
 # --- concepts ----------------------------------------------------------------------------
@@ -279,18 +311,25 @@ class TaughtNoteInline(admin.TabularInline):
 @admin.register(Concept)
 class ConceptAdmin(ReadOnlyAdmin):
     list_display = (
-        "name", "subject", "layer", "readiness", "centrality_display", "teaching_rank",
-        "source_count", "assumes_display", "taught",
+        "name", "subject", "organization", "layer", "readiness_display", "centrality_display",
+        "teaching_rank", "source_count", "assumes_display", "taught",
     )  # fmt: skip
-    list_filter = ("layer", "taught", "subject")
-    list_select_related = ("subject",)
+    list_filter = (
+        ("subject__organization", OrganizationFilter),
+        ("subject", SubjectFilter),
+        "layer",
+        "taught",
+    )
+    list_select_related = ("subject__organization",)
     search_fields = ("name", "key", "aliases")
-    ordering = ("subject", "teaching_rank")
+    ordering = ("subject__organization__name", "subject__name", "teaching_rank")
     readonly_fields = (
-        "subject", "name", "key", "aliases", "name_language", "summary", "definition", "layer",
-        "assumes", "readiness", "centrality", "generation", "teaching_rank", "taught",
-        "confirmed_by_check", "created_at", "updated_at",
+        "subject", "map_link", "name", "key", "aliases", "name_language", "summary", "definition",
+        "layer", "assumes_display", "readiness_display", "centrality_display", "generation",
+        "teaching_rank", "taught", "confirmed_by_check", "created_at", "updated_at",
     )  # fmt: skip
+    fields = readonly_fields
+    change_form_template = "admin/concepts/concept/change_form.html"
     exclude = ("embedding", "embedding_model")
     inlines = [ConceptSourceInline, TaughtNoteInline]
     actions = ["teach_action"]
@@ -301,6 +340,72 @@ class ConceptAdmin(ReadOnlyAdmin):
     @admin.display(description="centrality", ordering="centrality")
     def centrality_display(self, obj: Concept) -> str:
         return f"{obj.centrality:.3f}"
+
+    @admin.display(description="readiness (colour in the picture)", ordering="readiness")
+    def readiness_display(self, obj: Concept) -> str:
+        return readiness_label(obj.readiness)
+
+    @admin.display(description="organization", ordering="subject__organization__name")
+    def organization(self, obj: Concept):
+        return obj.subject.organization
+
+    @admin.display(description="concept map")
+    def map_link(self, obj: Concept) -> str:
+        url = reverse("admin:concepts_subjectmap_change", args=[obj.subject_id])
+        return format_html('<a href="{}">the map of {}</a>', url, obj.subject)
+
+    def get_urls(self):
+        return [
+            path(
+                "<path:object_id>/teach/",
+                self.admin_site.admin_view(self.teach_view),
+                name="concepts_concept_teach",
+            ),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = {"can_teach": request.user.has_perm(TEACH_PERMISSION), **(extra_context or {})}
+        if extra["can_teach"]:
+            extra["teach_url"] = reverse("admin:concepts_concept_teach", args=[object_id])
+        return super().change_view(request, object_id, form_url, extra)
+
+    def teach_view(self, request, object_id):
+        """One concept's Teach page: the button on the concept page and on each map row."""
+        if not request.user.has_perm(TEACH_PERMISSION):
+            raise PermissionDenied
+        concept = get_object_or_404(
+            Concept.objects.select_related("subject__organization"), pk=object_id
+        )
+        form = TeachNoteForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                concept_teach(
+                    subject=concept.subject,
+                    concept=concept,
+                    note=form.cleaned_data["note"],
+                    teacher=request.user,
+                )
+            except InvalidInput as exc:
+                form.add_error("note", exc.message)
+            else:
+                self.message_user(request, f"Taught {concept.name}: your note is on it now.")
+                return HttpResponseRedirect(
+                    reverse("admin:concepts_concept_change", args=[concept.pk])
+                )
+        return TemplateResponse(
+            request,
+            "admin/concepts/concept/teach_one.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"Teach {concept.name}",
+                "opts": self.model._meta,
+                "concept": concept,
+                "form": form,
+                "map_url": reverse("admin:concepts_subjectmap_change", args=[concept.subject_id]),
+                "notes": concept.taught_notes.order_by("-created_at", "-pk")[:5],
+            },
+        )
 
     @admin.display(description="sources", ordering="_sources")
     def source_count(self, obj: Concept) -> int:
@@ -350,16 +455,41 @@ class ConceptAdmin(ReadOnlyAdmin):
 
 @admin.register(TaughtNote)
 class TaughtNoteAdmin(ReadOnlyAdmin):
-    list_display = ("concept", "note", "student", "teacher", "created_at")
-    list_select_related = ("concept", "student", "teacher")
+    list_display = (
+        "concept",
+        "subject",
+        "organization",
+        "note",
+        "student",
+        "teacher",
+        "created_at",
+    )
+    list_select_related = ("concept__subject__organization", "student", "teacher")
+    list_filter = (("concept__subject__organization", OrganizationFilter),)
     search_fields = ("concept__name", "note")
+
+    @admin.display(description="subject")
+    def subject(self, obj: TaughtNote):
+        return obj.concept.subject
+
+    @admin.display(description="organization")
+    def organization(self, obj: TaughtNote):
+        return obj.concept.subject.organization
 
 
 @admin.register(Prerequisite)
 class PrerequisiteAdmin(ReadOnlyAdmin):
-    list_display = ("concept", "prerequisite", "weight", "subject")
-    list_select_related = ("concept", "prerequisite", "subject")
-    list_filter = ("subject",)
+    list_display = ("concept", "prerequisite", "weight_display", "subject", "organization")
+    list_select_related = ("concept", "prerequisite", "subject__organization")
+    list_filter = (("subject__organization", OrganizationFilter), ("subject", SubjectFilter))
+
+    @admin.display(description="weight", ordering="weight")
+    def weight_display(self, obj: Prerequisite) -> str:
+        return f"{obj.weight:.2f}"
+
+    @admin.display(description="organization")
+    def organization(self, obj: Prerequisite):
+        return obj.subject.organization
 
 
 # --- files and their reading ---------------------------------------------------------------
@@ -368,11 +498,11 @@ class PrerequisiteAdmin(ReadOnlyAdmin):
 @admin.register(FileReading)
 class FileReadingAdmin(ReadOnlyAdmin):
     list_display = (
-        "file_name", "subject", "current", "state", "reason_short", "extractor",
+        "file_name", "subject", "organization", "current", "state", "reason_short", "extractor",
         "concepts_found", "queued_at", "finished_at",
     )  # fmt: skip
-    list_select_related = ("file__subject",)
-    list_filter = ("state", "extractor")
+    list_select_related = ("file__subject__organization",)
+    list_filter = ("state", "extractor", ("file__subject__organization", OrganizationFilter))
     search_fields = ("file__name", "reason")
     readonly_fields = (
         "file", "state", "reason", "extractor", "concepts_found", "rejected_names",
@@ -389,6 +519,10 @@ class FileReadingAdmin(ReadOnlyAdmin):
     @admin.display(description="subject")
     def subject(self, obj: FileReading):
         return obj.file.subject
+
+    @admin.display(description="organization")
+    def organization(self, obj: FileReading):
+        return obj.file.subject.organization
 
     @admin.display(description="current", boolean=True)
     def current(self, obj: FileReading) -> bool:

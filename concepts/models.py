@@ -24,14 +24,34 @@ READINESS_EXPLAINED = 0.60  # a file explains it
 READINESS_CONFIRMED = 0.85  # a passed check confirmed it
 READINESS_TAUGHT = 1.0  # a person taught it
 
+# The one vocabulary of the bands: the picture's legend and colours, the admin's tables
+# and the concept page all name a concept's readiness with these words.
+READINESS_BAND_LABELS: dict[float, str] = {
+    READINESS_NAMED: "only named",
+    READINESS_EXPLAINED: "explained by a file",
+    READINESS_CONFIRMED: "confirmed by a check",
+    READINESS_TAUGHT: "taught by a person",
+}
+
+
+def readiness_band(readiness: float) -> float:
+    """The band a readiness value sits in (the nearest one: values are band values)."""
+    return min(READINESS_BAND_LABELS, key=lambda band: abs(band - readiness))
+
+
+def readiness_label(readiness: float) -> str:
+    return f"{READINESS_BAND_LABELS[readiness_band(readiness)]} ({readiness:.2f})"
+
 
 class Concept(models.Model):
     """One node of a subject's map."""
 
     class Layer(models.TextChoices):
-        FILE = "file", "explained by a file"
-        ASSUMED = "assumed", "assumed by several concepts, explained by none"
-        TAUGHT = "taught", "created by a person teaching"
+        # Where the node came from; how well it is covered is its readiness band
+        # (READINESS_BAND_LABELS), so these words must not repeat the bands' words.
+        FILE = "file", "read from a file"
+        ASSUMED = "assumed", "assumed by several concepts, in no file"
+        TAUGHT = "taught", "added by a person teaching"
 
     subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="concepts")
     name = models.CharField(max_length=200)
@@ -99,6 +119,10 @@ class Concept(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def readiness_label(self) -> str:
+        return readiness_label(self.readiness)
 
 
 class ConceptSource(models.Model):

@@ -31,10 +31,12 @@ from html import escape
 from pathlib import Path
 
 from concepts.models import (
+    READINESS_BAND_LABELS,
     READINESS_CONFIRMED,
     READINESS_EXPLAINED,
     READINESS_NAMED,
     READINESS_TAUGHT,
+    readiness_label,
 )
 
 # Band colours, colour-blind safe (Okabe-Ito); boxes use them as a light tint.
@@ -44,12 +46,8 @@ BAND_COLOURS = {
     READINESS_CONFIRMED: "#009E73",  # confirmed by a check
     READINESS_TAUGHT: "#CC79A7",  # taught by a person
 }
-BAND_LABELS = {
-    READINESS_NAMED: "only named (0.35)",
-    READINESS_EXPLAINED: "explained by a file (0.60)",
-    READINESS_CONFIRMED: "confirmed by a check (0.85)",
-    READINESS_TAUGHT: "taught by a person (1.0)",
-}
+# The legend's words are the bands' one vocabulary (the admin's tables use it too).
+BAND_LABELS = {band: readiness_label(band) for band in READINESS_BAND_LABELS}
 
 # How many concepts the picture draws by default, and at most (a teacher may ask for more).
 DEFAULT_DRAWN = 40

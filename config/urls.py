@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from tutorbrain.admin_preview import block_preview
@@ -12,6 +13,8 @@ admin.site.site_title = "tutor brain admin"
 admin.site.index_title = "Memory, concept maps and beliefs"
 
 urlpatterns = [
+    # The admin's "View site" goes here: what this server offers, with links.
+    path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path(
         "admin/tutorbrain/block-preview/",
         admin.site.admin_view(block_preview),

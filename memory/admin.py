@@ -3,14 +3,13 @@ fixed number of queries whatever their length and never count a huge table."""
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.paginator import Paginator
 from django.db import OperationalError, connection, transaction
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -61,6 +60,56 @@ class LargeTablePaginator(Paginator):
             return int(row[0]) if row else 0
 
 
+class OrganizationFilter(admin.RelatedFieldListFilter):
+    """The organization list filter, in name order, for any `…organization` path."""
+
+    def field_choices(self, field, request, model_admin):
+        return [(o.pk, o.name) for o in Organization.objects.order_by("name")]
+
+
+class SubjectFilter(admin.RelatedFieldListFilter):
+    """Subjects named with their organization: several schools may each have "Cell biology"."""
+
+    def field_choices(self, field, request, model_admin):
+        subjects = Subject.objects.select_related("organization").order_by(
+            "organization__name", "name", "external_id"
+        )
+        return [(s.pk, f"{s} ({s.organization.name})") for s in subjects]
+
+
+def readable_value(value) -> str:
+    """A JSON value as nested lists a person can read (no raw JSON on a page); "—" if empty."""
+    if value in (None, "", [], {}):
+        return "—"
+    if isinstance(value, dict):
+        return format_html(
+            "<ul style='margin:0;padding-left:1.2em'>{}</ul>",
+            format_html_join(
+                "",
+                "<li>{}: {}</li>",
+                ((str(k).replace("_", " "), readable_value(v)) for k, v in value.items()),
+            ),
+        )
+    if isinstance(value, list):
+        if all(not isinstance(v, dict | list) for v in value):
+            return ", ".join(readable_value(v) for v in value)
+        return format_html(
+            "<ul style='margin:0;padding-left:1.2em'>{}</ul>",
+            format_html_join("", "<li>{}</li>", ((readable_value(v),) for v in value)),
+        )
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def episode_link(episode_id: int | None, *, label: str = "") -> str:
+    """One identifier for an episode everywhere: its id, the one in its admin URL and the API."""
+    if episode_id is None:
+        return "—"
+    url = reverse("admin:memory_episode_change", args=[episode_id])
+    return format_html('<a href="{}">{}</a>', url, label or f"episode {episode_id}")
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):
     """For append-only and service-written tables: look, never touch."""
 
@@ -90,6 +139,7 @@ class OrganizationAdmin(ReadOnlyAdmin):
 class ApiKeyAdmin(ReadOnlyAdmin):
     list_display = ("name", "prefix", "organization", "created_at", "revoked_at")
     list_select_related = ("organization",)
+    list_filter = ("organization",)
     exclude = ("key_hash",)
 
 
@@ -97,7 +147,7 @@ class ApiKeyAdmin(ReadOnlyAdmin):
 class StudentAdmin(ReadOnlyAdmin):
     list_display = ("external_id", "display_name", "organization", "timezone", "created_at")
     list_select_related = ("organization",)
-    list_filter = ("organization",)
+    list_filter = (("organization", OrganizationFilter),)
     search_fields = ("=external_id", "display_name")
 
 
@@ -105,20 +155,27 @@ class StudentAdmin(ReadOnlyAdmin):
 class SubjectAdmin(ReadOnlyAdmin):
     list_display = ("external_id", "name", "organization", "language", "created_at")
     list_select_related = ("organization",)
-    list_filter = ("organization", "language")
+    list_filter = (("organization", OrganizationFilter), "language")
     search_fields = ("=external_id", "name")
 
 
 @admin.register(SubjectFile)
 class SubjectFileAdmin(ReadOnlyAdmin):
-    list_display = ("name", "subject", "uploaded_at", "state", "short_fingerprint", "page_count")
-    list_select_related = ("subject",)
+    list_display = (
+        "name", "subject", "organization", "uploaded_at", "state", "short_fingerprint", "page_count",
+    )  # fmt: skip
+    list_select_related = ("subject__organization",)
+    list_filter = (("subject__organization", OrganizationFilter),)
     search_fields = ("name", "=fingerprint")
     exclude = ("content",)
 
     def get_queryset(self, request):
         # The bytes stay in the database; the admin never loads them.
         return super().get_queryset(request).defer("content")
+
+    @admin.display(description="organization", ordering="subject__organization__name")
+    def organization(self, obj: SubjectFile):
+        return obj.subject.organization
 
     @admin.display(description="state")
     def state(self, obj: SubjectFile) -> str:
@@ -143,20 +200,26 @@ class PairAdmin(ReadOnlyAdmin):
     list_display = (
         "student",
         "subject",
+        "organization",
         "head_seq",
         "last_episode_at",
         "chain_status",
         "verified_at_display",
         "episodes_link",
+        "hub",
     )
-    list_select_related = ("student", "subject")
-    list_filter = ("subject__organization",)
-    search_fields = ("=student__external_id", "=subject__external_id")
+    list_select_related = ("student", "subject__organization")
+    list_filter = (("subject__organization", OrganizationFilter), ("subject", SubjectFilter))
+    search_fields = ("=student__external_id", "=subject__external_id", "student__display_name")
     readonly_fields = ("chain_status", "verified_at_display", "episodes_link")
     actions = ["verify_chain"]
 
     def get_queryset(self, request):
         return pairs_with_last_verification(super().get_queryset(request))
+
+    @admin.display(description="organization", ordering="subject__organization__name")
+    def organization(self, obj: Pair):
+        return obj.subject.organization
 
     @admin.display(description="chain")
     def chain_status(self, obj: Pair) -> str:
@@ -172,6 +235,14 @@ class PairAdmin(ReadOnlyAdmin):
     @admin.display(description="last verified", ordering="verified_at")
     def verified_at_display(self, obj: Pair):
         return getattr(obj, "verified_at", None) or "—"
+
+    @admin.display(description="whole story")
+    def hub(self, obj: Pair) -> str:
+        try:  # the hub page lives in the top app (tutorbrain), which memory does not import
+            url = reverse("admin:tutorbrain_studentsubject_change", args=[obj.pk])
+        except NoReverseMatch:
+            return "—"
+        return format_html('<a href="{}">open</a>', url)
 
     @admin.display(description="episodes")
     def episodes_link(self, obj: Pair) -> str:
@@ -214,16 +285,25 @@ class EpisodeChangeList(ChangeList):
 @admin.register(Episode)
 class EpisodeAdmin(ReadOnlyAdmin):
     list_display = (
-        "seq",
+        "episode_id_display",
+        "seq_display",
         "kind",
         "pair",
+        "organization",
         "occurred_at",
-        "salience",
+        "salience_display",
         "short_summary",
         "citation_status_display",
     )
-    list_select_related = ("pair__student", "pair__subject")
-    list_filter = ("kind", "verdict", "occurred_at", "pair__subject__organization")
+    list_display_links = ("episode_id_display",)
+    list_select_related = ("pair__student", "pair__subject__organization")
+    list_filter = (
+        "kind",
+        "verdict",
+        "occurred_at",
+        ("pair__subject__organization", OrganizationFilter),
+        ("pair__subject", SubjectFilter),
+    )
     search_fields = (
         "summary",
         "topic",
@@ -252,6 +332,18 @@ class EpisodeAdmin(ReadOnlyAdmin):
     def get_changelist(self, request, **kwargs):
         return EpisodeChangeList
 
+    @admin.display(description="episode", ordering="pk")
+    def episode_id_display(self, obj: Episode) -> str:
+        return f"episode {obj.pk}"
+
+    @admin.display(description="seq in chain", ordering="seq")
+    def seq_display(self, obj: Episode) -> int:
+        return obj.seq
+
+    @admin.display(description="organization")
+    def organization(self, obj: Episode):
+        return obj.pair.subject.organization
+
     @admin.display(description="summary")
     def short_summary(self, obj: Episode) -> str:
         return obj.summary[:80]
@@ -265,7 +357,11 @@ class EpisodeAdmin(ReadOnlyAdmin):
 
     @admin.display(description="evidence")
     def evidence_display(self, obj: Episode) -> str:
-        return format_html("<pre>{}</pre>", json.dumps(obj.evidence, indent=2, ensure_ascii=False))
+        return readable_value(obj.evidence)
+
+    @admin.display(description="salience", ordering="salience")
+    def salience_display(self, obj: Episode) -> str:
+        return f"{obj.salience:.2f}"
 
     @admin.display(description="cited files now")
     def citations_now(self, obj: Episode) -> str:
@@ -293,11 +389,13 @@ class EpisodeAdmin(ReadOnlyAdmin):
         for other in around.only("pk", "seq", "kind", "summary", "hash").order_by("seq"):
             label = "previous" if other.seq < obj.seq else "next"
             url = reverse("admin:memory_episode_change", args=[other.pk])
-            links.append((label, url, other.seq, other.kind, other.summary[:60], other.hash[:12]))
+            links.append(
+                (label, url, other.pk, other.seq, other.kind, other.summary[:60], other.hash[:12])
+            )
         if not links:
             return "— (the only episode of its chain)"
         return format_html_join(
-            mark_safe("<br>"), '{}: <a href="{}">#{} {}: {}</a> (hash {}…)', links
+            mark_safe("<br>"), '{}: <a href="{}">episode {}</a> (seq {}) {}: {} (hash {}…)', links
         )
 
     @admin.display(description="hash recomputed")
@@ -310,22 +408,39 @@ class EpisodeAdmin(ReadOnlyAdmin):
 
 @admin.register(AnswerStance)
 class AnswerStanceAdmin(ReadOnlyAdmin):
-    list_display = ("episode", "stance", "reported_at")
-    list_select_related = ("episode",)
-    list_filter = ("stance",)
+    list_display = ("episode_display", "organization", "stance", "reported_at")
+    list_select_related = ("episode__pair__subject__organization",)
+    list_filter = ("stance", ("episode__pair__subject__organization", OrganizationFilter))
+
+    @admin.display(description="episode", ordering="episode_id")
+    def episode_display(self, obj: AnswerStance) -> str:
+        return episode_link(obj.episode_id)
+
+    @admin.display(description="organization")
+    def organization(self, obj: AnswerStance):
+        return obj.episode.pair.subject.organization
 
 
 @admin.register(CitationCheck)
 class CitationCheckAdmin(ReadOnlyAdmin):
-    list_display = ("episode", "result", "checked_at")
-    list_select_related = ("episode",)
-    list_filter = ("result",)
+    list_display = ("episode_display", "organization", "result", "checked_at")
+    list_select_related = ("episode__pair__subject__organization",)
+    list_filter = ("result", ("episode__pair__subject__organization", OrganizationFilter))
+
+    @admin.display(description="episode", ordering="episode_id")
+    def episode_display(self, obj: CitationCheck) -> str:
+        return episode_link(obj.episode_id)
+
+    @admin.display(description="organization")
+    def organization(self, obj: CitationCheck):
+        return obj.episode.pair.subject.organization
 
 
 @admin.register(ChainVerification)
 class ChainVerificationAdmin(ReadOnlyAdmin):
     list_display = (
         "pair",
+        "organization",
         "intact",
         "length",
         "broken_seq",
@@ -334,9 +449,13 @@ class ChainVerificationAdmin(ReadOnlyAdmin):
         "checkpoint_created_at",
         "checked_at",
     )
-    list_select_related = ("pair__student", "pair__subject")
-    list_filter = ("intact", "failure")
+    list_select_related = ("pair__student", "pair__subject__organization")
+    list_filter = ("intact", "failure", ("pair__subject__organization", OrganizationFilter))
     ordering = ("-checked_at",)
+
+    @admin.display(description="organization")
+    def organization(self, obj: ChainVerification):
+        return obj.pair.subject.organization
 
 
 @admin.register(ChainCheckpoint)

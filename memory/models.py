@@ -271,7 +271,8 @@ class Episode(AppendOnlyModel):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.seq} {self.kind}: {self.summary[:60]}"
+        # The id, as in the admin's URL and the API; the seq is its place in its own chain.
+        return f"episode {self.pk} (seq {self.seq}) {self.kind}: {self.summary[:60]}"
 
 
 class EpisodeIndex(models.Model):

@@ -63,11 +63,12 @@ def test_the_timeline_shows_every_row_of_a_three_step_chain_in_order(
     assert "p_right 0.57 (prior 0.50, worth 4.0 checks)" in steps[2]
     assert all("new evidence" in step for step in steps)
     # Each row lists the episodes behind it (1, 2, then 3 checks), the new one marked.
-    assert [step.count("episode #") for step in steps] == [1, 2, 3]
+    assert [len(re.findall(r">episode \d+</a>", step)) for step in steps] == [1, 2, 3]
     assert "bl-selected" in steps[1] and "bl-selected" not in steps[0]
-    # The episodes are links to the episode admin.
+    # The episodes are links to the episode admin, named by the id the link opens.
     for episode in last.evidence.all():
-        assert reverse("admin:memory_episode_change", args=[episode.pk]) in steps[2]
+        url = reverse("admin:memory_episode_change", args=[episode.pk])
+        assert f'<a href="{url}">episode {episode.pk}</a>' in steps[2]
     assert html.index(f'id="belief-{first.pk}"') < html.index(f'id="belief-{last.pk}"')
 
 
@@ -208,4 +209,4 @@ def test_the_timeline_shows_checks_a_rederivation_no_longer_counts(
     last_step = html.split('<li class="bl-step')[-1]
     assert "No longer counted under the rules of this re-derivation" in last_step
     dropped = last_step.split("No longer counted")[1]
-    assert f"episode #{phrase.seq}" in dropped
+    assert f">episode {phrase.pk}</a>" in dropped

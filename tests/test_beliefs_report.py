@@ -135,15 +135,17 @@ def test_the_report_lists_current_beliefs_changes_and_why(api, pair, derive):
         0.4,
         False,
     )
+    # In time order: the history reads forwards.
+    assert [c.at for c in report.changes] == sorted(c.at for c in report.changes)
     changes = [c for c in report.changes if c.concept == "Osmosis"]
-    assert [c.reason for c in changes] == ["rederivation", "retirement", "evidence"]
-    evidence_change = changes[-1]
+    assert [c.reason for c in changes] == ["evidence", "retirement", "rederivation"]
+    evidence_change = changes[0]
     assert evidence_change.sentence == (
         "New evidence changed “struggles with Osmosis (0.60)” to “struggles with Osmosis (0.50)”."
     )
     assert (evidence_change.before_p_right, evidence_change.after_p_right) == (0.4, 0.5)
     assert evidence_change.new_evidence_episode_ids == [second.pk]
-    assert changes[0].sentence == (
+    assert changes[-1].sentence == (
         "Re-derived from 2 checks: “struggles with Osmosis (0.51)”, decayed: no check for "
         "45 days; the next check confirms it."
     )

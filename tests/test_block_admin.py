@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.urls import reverse
 
 from memory.services import episode_append
 from tests.factories import PairFactory
@@ -48,7 +49,9 @@ def test_staff_see_the_block_and_why_each_episode_was_recalled(client, pair):
     assert response.status_code == 200
     html = response.content.decode()
     assert "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====" in html
-    assert f"<td>{episode.pk}</td>" in html
+    # The recalled id is a link to its episode, named as everywhere else.
+    url = reverse("admin:memory_episode_change", args=[episode.pk])
+    assert f'<a href="{url}">episode {episode.pk}</a>' in html
     recalled = response.context["result"].recalled[0]
     assert recalled.parts["words_matched"] == 1
     assert "words" in recalled.pools

@@ -77,7 +77,7 @@ def test_a_teacher_sees_the_map_picture_teaching_order_and_readiness(
         "http://matplotlib.org", ""
     )
     assert "Concepts in teaching order" in page
-    assert "the files explain" in page
+    assert "readiness of the material" in page and "confirmed by a check (0.85)" in page
     assert "energy-in-the-cell.pdf (p. 2)" in page  # provenance with pages
     order = [
         c.name for c in Concept.objects.filter(subject=subject_with_map).order_by("teaching_rank")

@@ -51,6 +51,7 @@ STAFF_GROUP_PERMISSIONS: dict[str, list[str]] = {
         "tutorbrain.view_nightlyrun",
         "tutorbrain.view_calibrationsnapshot",
         "tutorbrain.view_selfmodel",
+        "tutorbrain.view_studentsubject",
     ],
 }
 

@@ -168,3 +168,12 @@ class SelfModel(models.Model):
 
     def __str__(self) -> str:
         return f"self-model of {self.pair}"
+
+
+class StudentSubject(Pair):
+    """A student-subject seen whole: the admin's hub page (beliefs, episodes, chain, nights)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "student-subject"
+        verbose_name_plural = "student-subjects"
