@@ -9,6 +9,8 @@ STAMP := $(VENV)/.installed
 SECRETS := var/local-secrets.env
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# e.g. make demo DEMO_ARGS=--new-credentials (a new admin password and API key)
+DEMO_ARGS ?=
 
 .PHONY: install test lint format demo serve dev migrate worker beat db-stop clean-db
 
@@ -49,7 +51,7 @@ GUNICORN := $(VENV)/bin/gunicorn -c config/gunicorn.py --bind $(HOST):$(PORT) co
 
 # The main job: database, sample subject, a real memory block, then the server.
 demo: migrate
-	$(PY) manage.py demo --host $(HOST) --port $(PORT)
+	$(PY) manage.py demo --host $(HOST) --port $(PORT) $(DEMO_ARGS)
 	$(GUNICORN)
 
 serve: migrate

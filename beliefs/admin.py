@@ -32,7 +32,7 @@ from beliefs.services import (
     beliefs_rederive_many,
     beliefs_rederive_schedule,
 )
-from memory.admin import OrganizationFilter, SubjectFilter
+from memory.admin import OrganizationFilter, SubjectFilter, hub_link
 from memory.models import Episode
 
 # The list never counts more rows than this: an exact count of a huge table is slow and
@@ -258,7 +258,7 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
         "checks",
         "last_rederived_at",
         "report_link",
-        "hub_link",
+        "hub",
     )
     list_select_related = ("student", "subject__organization")
     search_fields = (
@@ -316,9 +316,8 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
         )
 
     @admin.display(description="whole story")
-    def hub_link(self, obj):
-        url = _hub_url(obj.pk)
-        return format_html('<a href="{}">open</a>', url) if url else "—"
+    def hub(self, obj):
+        return hub_link(obj.pk)
 
     def has_rederive_permission(self, request) -> bool:
         return request.user.has_perm("beliefs.rederive_belief")

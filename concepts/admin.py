@@ -36,6 +36,7 @@ from concepts.picture import (
     BAND_LABELS,
     DEFAULT_DRAWN,
     MAX_DRAWN,
+    band_colour,
     picture_svg,
 )
 from concepts.selectors import MapCycle, concept_by_name, map_cycles, map_picture
@@ -203,6 +204,9 @@ class SubjectMapAdmin(ReadOnlyAdmin):
                 ),
             )
         )
+        for concept in concepts:
+            # The same colour as the concept's node in the picture.
+            concept.band_colour = band_colour(concept.readiness)  # type: ignore[attr-defined]
         cycles = map_cycles(subject_map=subject_map)
         drawn = _bounded_int(request.GET.get("drawn"), DEFAULT_DRAWN, 1, MAX_DRAWN)
         picture = map_picture(subject=subject, limit=drawn)

@@ -36,6 +36,7 @@ from concepts.models import (
     READINESS_EXPLAINED,
     READINESS_NAMED,
     READINESS_TAUGHT,
+    readiness_band,
     readiness_label,
 )
 
@@ -68,8 +69,8 @@ FONT_FAMILY = "DejaVu Sans, Verdana, sans-serif"
 
 
 def band_colour(readiness: float) -> str:
-    band = min(BAND_COLOURS, key=lambda b: abs(b - readiness))
-    return BAND_COLOURS[band]
+    """The colour of a readiness band: the picture's boxes and the admin's table share it."""
+    return BAND_COLOURS[readiness_band(readiness)]
 
 
 def _tint(colour: str, strength: float = 0.4) -> str:

@@ -102,6 +102,15 @@ def readable_value(value) -> str:
     return str(value)
 
 
+def hub_link(pair_id: int, *, label: str = "open") -> str:
+    """A link to the student-subject hub page (beliefs, episodes, chain, nights)."""
+    try:  # the hub lives in the top app (tutorbrain), which memory does not import
+        url = reverse("admin:tutorbrain_studentsubject_change", args=[pair_id])
+    except NoReverseMatch:
+        return "—"
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
 def episode_link(episode_id: int | None, *, label: str = "") -> str:
     """One identifier for an episode everywhere: its id, the one in its admin URL and the API."""
     if episode_id is None:
@@ -238,11 +247,7 @@ class PairAdmin(ReadOnlyAdmin):
 
     @admin.display(description="whole story")
     def hub(self, obj: Pair) -> str:
-        try:  # the hub page lives in the top app (tutorbrain), which memory does not import
-            url = reverse("admin:tutorbrain_studentsubject_change", args=[obj.pk])
-        except NoReverseMatch:
-            return "—"
-        return format_html('<a href="{}">open</a>', url)
+        return hub_link(obj.pk)
 
     @admin.display(description="episodes")
     def episodes_link(self, obj: Pair) -> str:
@@ -314,7 +319,21 @@ class EpisodeAdmin(ReadOnlyAdmin):
     ordering = ("-occurred_at",)
     date_hierarchy = None
     fieldsets = (
-        (None, {"fields": ("pair", "seq", "kind", "summary", "text", "concepts", "salience")}),
+        (
+            None,
+            {
+                "fields": (
+                    "pair",
+                    "pair_hub",
+                    "seq",
+                    "kind",
+                    "summary",
+                    "text",
+                    "concepts",
+                    "salience",
+                )
+            },
+        ),
         ("When", {"fields": ("occurred_at", "recorded_at")}),
         ("Check", {"fields": ("topic", "verdict", "predicted_mastery")}),
         ("Evidence", {"fields": ("evidence_display", "citations_now", "stance_display")}),
@@ -322,6 +341,7 @@ class EpisodeAdmin(ReadOnlyAdmin):
         ("Idempotency", {"fields": ("idempotency_key",)}),
     )
     readonly_fields = (
+        "pair_hub",
         "evidence_display",
         "citations_now",
         "stance_display",
@@ -355,6 +375,10 @@ class EpisodeAdmin(ReadOnlyAdmin):
             return "—"
         return f"{status}: {status.note}" if status.note else str(status)
 
+    @admin.display(description="student-subject page")
+    def pair_hub(self, obj: Episode) -> str:
+        return hub_link(obj.pair_id, label="the whole story of this student-subject")
+
     @admin.display(description="evidence")
     def evidence_display(self, obj: Episode) -> str:
         return readable_value(obj.evidence)
@@ -365,6 +389,8 @@ class EpisodeAdmin(ReadOnlyAdmin):
 
     @admin.display(description="cited files now")
     def citations_now(self, obj: Episode) -> str:
+        if not (obj.evidence or {}).get("citations"):
+            return "— (this episode cites no file)"
         status = citation_status_for(episodes=[obj])[obj.pk]
         checks = list(
             obj.citation_checks.order_by("-checked_at").values_list("result", "checked_at")[:5]

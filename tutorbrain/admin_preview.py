@@ -35,7 +35,12 @@ class BlockPreviewForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
         help_text="empty: recency mode",
     )
-    budget = forms.IntegerField(min_value=1, initial=settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET)
+    budget = forms.IntegerField(
+        min_value=1,
+        required=False,
+        initial=settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET,
+        help_text=f"tokens; empty: {settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET}",
+    )
     now = forms.DateTimeField(required=False, help_text="default: now (UTC)")
 
     def clean_message(self):
@@ -105,7 +110,7 @@ def block_preview(request):
                 subject_external_id=subject_id,
                 message=data["message"],
                 now=data["now"] or timezone.now(),
-                budget=data["budget"],
+                budget=data["budget"] or settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET,
             )
         except BudgetTooSmall as error:
             form.add_error("budget", str(error))

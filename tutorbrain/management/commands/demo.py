@@ -1,24 +1,28 @@
 """`manage.py demo` (run by `make demo`): the product working, end to end, in one command.
 
-1. the demo organization, a fresh API key and the admin login (password printed);
+1. the demo organization, its API key and the admin login (printed);
 2. the sample subject: the concept-map helper's cell-biology files, read into the map;
 3. several months of history for two students (English and Spanish) from the seeded
    generator, logged through the episode log's services (beliefs and teaching follow
    from the real signal handlers);
 4. the nightly cycle for every day those students were active;
 5. the memory block for an ordinary question and for a history question (real builds);
-6. the scenario table (R-8.1);
+6. the scenario table (R-8.1), run in a scratch database that is dropped afterwards;
 7. the admin URL and login, and how to call the endpoint with curl.
 
 Idempotent: a second run reuses the subject, its map and the histories (nothing is
-logged twice; the nightly cycle skips days it has done), revokes the previous demo key
-and prints a new one. A part of the product that is not installed is reported as
-missing; nothing is imitated.
+logged twice; the nightly cycle skips days it has done) and keeps the admin password and
+the API key (kept in the git-ignored `.demo-credentials.json`, 0600, since the database
+holds only the key's hash): the login and the key printed last time still work.
+`--new-credentials` revokes the key and sets a new password. The scenarios leave nothing
+in the database. A part of the product that is not installed is reported as missing;
+nothing is imitated.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 from pathlib import Path
@@ -32,7 +36,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from memory.models import ApiKey, Organization, Pair
-from memory.services import api_key_create, api_key_revoke, organization_create
+from memory.services import api_key_create, api_key_hash, api_key_revoke, organization_create
 from tutorbrain.evaluation import integration
 
 DEMO_ORG_SLUG = "demo"
@@ -45,6 +49,34 @@ ORDINARY_QUESTION = "Can you explain the mitochondria again?"
 HISTORY_QUESTION = "What did I get wrong so far?"
 HISTORY_QUESTION_ES = "¿En qué me equivoqué hasta ahora?"
 DEMO_BUDGET = settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET
+CREDENTIALS_FILE = Path(settings.BASE_DIR) / ".demo-credentials.json"
+SCENARIO_ORG_SLUG = "scenarios"
+
+
+def credentials_load(organization: Organization) -> tuple[str, str] | None:
+    """The key and password of the last run, if both still work on this database."""
+    try:
+        saved = json.loads(CREDENTIALS_FILE.read_text())
+        raw_key, password = saved["api_key"], saved["password"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    key_alive = ApiKey.objects.filter(
+        organization=organization,
+        name=DEMO_KEY_NAME,
+        key_hash=api_key_hash(raw_key),
+        revoked_at__isnull=True,
+    ).exists()
+    user = get_user_model().objects.filter(username=DEMO_ADMIN, is_active=True).first()
+    if not key_alive or user is None or not user.check_password(password):
+        return None
+    return raw_key, password
+
+
+def credentials_save(raw_key: str, password: str) -> None:
+    # Written owner-only, then filled: the key never sits in a world-readable file.
+    fd = os.open(CREDENTIALS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"api_key": raw_key, "password": password}, out)
 
 
 class Command(BaseCommand):
@@ -55,6 +87,11 @@ class Command(BaseCommand):
         parser.add_argument("--port", default="8000")
         parser.add_argument(
             "--skip-scenarios", action="store_true", help="do not run the scenario table"
+        )
+        parser.add_argument(
+            "--new-credentials",
+            action="store_true",
+            help="revoke the demo API key and set a new admin password (a second run keeps them)",
         )
 
     def handle(self, *args, **options):
@@ -67,7 +104,7 @@ class Command(BaseCommand):
         self.missing: list[str] = []
         db = connection.settings_dict
         self.title(1, f"database ready: PostgreSQL {db['HOST']}:{db['PORT']} / {db['NAME']}")
-        organization, raw_key, password = self.accounts()
+        organization, raw_key, password = self.accounts(new=options["new_credentials"])
         subject = self.sample_subject(organization)
         pairs = self.histories(organization, subject) if subject is not None else []
         self.nightly(pairs)
@@ -81,12 +118,26 @@ class Command(BaseCommand):
     def title(self, number: int, text: str) -> None:
         self.stdout.write(self.style.MIGRATE_HEADING(f"[{number}/7] {text}"))
 
-    def accounts(self):
+    def accounts(self, *, new: bool = False):
         self.title(2, "demo organization, API key, admin login")
         organization = Organization.objects.filter(slug=DEMO_ORG_SLUG).first()
         if organization is None:
             organization = organization_create(name="Demo school", slug=DEMO_ORG_SLUG)
-        # The raw key is shown once and never stored: revoke the previous demo key.
+        if Organization.objects.filter(slug=SCENARIO_ORG_SLUG).exists():
+            self.stdout.write(
+                self.style.WARNING(
+                    "    an older demo left its scenario runs in this database (organization "
+                    f"'{SCENARIO_ORG_SLUG}'); the log is append-only, so to start clean: "
+                    "make db-stop && rm -rf .pgdata && make demo"
+                )
+            )
+        kept = None if new else credentials_load(organization)
+        if kept is not None:
+            self.stdout.write(
+                "    same login and API key as the last run (--new-credentials to change)"
+            )
+            return organization, *kept
+        # The database keeps only the key's hash: revoke the previous demo key.
         for old in ApiKey.objects.filter(
             organization=organization, name=DEMO_KEY_NAME, revoked_at__isnull=True
         ):
@@ -98,6 +149,7 @@ class Command(BaseCommand):
         user.is_staff = user.is_superuser = True
         user.set_password(password)
         user.save()
+        credentials_save(raw_key, password)
         return organization, raw_key, password
 
     def sample_subject(self, organization):
@@ -222,21 +274,19 @@ class Command(BaseCommand):
             self.stdout.write(result.text)
 
     def scenarios(self) -> None:
-        from tutorbrain.evaluation.scenarios import (
-            SCENARIO_LANGUAGES,
-            scenarios_run,
-            scenarios_table,
-        )
-        from tutorbrain.management.commands.scenarios import scenario_organization
+        from tutorbrain.evaluation.scenarios import SCENARIO_LANGUAGES
+        from tutorbrain.management.commands.scenarios import scenarios_in_scratch
 
         self.title(7, "scenarios (graded on stored ids and explicit lines)")
         total = sum(len(v) for v in SCENARIO_LANGUAGES.values())
+        self.stdout.write(
+            f"    {total} runs in a scratch database (created, migrated, dropped afterwards: "
+            "the admin keeps only the demo school)"
+        )
         started = time.monotonic()
-        with tqdm(total=total, desc="    scenarios", unit="run") as bar:
-            results = scenarios_run(
-                organization=scenario_organization(), progress=lambda _: bar.update(1)
-            )
-        self.stdout.write(scenarios_table(results))
+        status = scenarios_in_scratch(out=self.stdout, err=self.stderr)
+        if status != 0:
+            self.stdout.write(self.style.WARNING("    some scenarios failed (see the table)"))
         self.stdout.write(f"    ({time.monotonic() - started:.0f} s)")
 
     def note_missing(self, what: str) -> None:
