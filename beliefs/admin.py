@@ -14,11 +14,13 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
+from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from beliefs.models import Belief, PairBeliefs, Rederivation
 from beliefs.selectors import (
@@ -379,6 +381,12 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
         if not self.has_rederive_permission(request):
             raise PermissionDenied
         pair_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+        # Started from a pair's own page: go back there afterwards, not to this list.
+        next_url = request.POST.get("next", "")
+        if not url_has_allowed_host_and_scheme(
+            next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            next_url = ""
         if request.POST.get("confirm") != "yes":
             beliefs, checks = pairs_rederivation_preview(pair_ids=pair_ids)
             listed = list(queryset.select_related("student", "subject")[:CONFIRMATION_PAIRS_LISTED])
@@ -395,6 +403,8 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
                 "inline": len(pair_ids) <= REDERIVE_INLINE_MAX_PAIRS,
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
                 "select_across": request.POST.get("select_across", "0"),
+                "next_url": next_url,
+                "changelist_url": reverse("admin:beliefs_pairbeliefs_changelist"),
             }
             return TemplateResponse(
                 request, "admin/beliefs/pairbeliefs/rederive_confirmation.html", context
@@ -423,7 +433,7 @@ class PairBeliefsAdmin(_ReadOnly, admin.ModelAdmin):
             )
         for _pair_id, reason in batch.refused:
             self.message_user(request, f"Not re-derived: {reason}", messages.ERROR)
-        return None
+        return HttpResponseRedirect(next_url) if next_url else None
 
 
 @admin.register(Rederivation)

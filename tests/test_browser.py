@@ -211,6 +211,8 @@ def test_staff_rederive_a_pair_from_its_page(page, school):
     page.click("text=Yes, re-derive")
     page.wait_for_selector(".messagelist")
     assert "Re-derived 1 student-subjects" in page.inner_text(".messagelist")
+    # Back on the page it started from.
+    assert f"/admin/tutorbrain/studentsubject/{school['pair'].pk}/change/" in page.url
     shot(page, "10-rederive-done")
 
 
@@ -248,3 +250,41 @@ def test_staff_preview_a_block_from_the_pair_page(page, school):
     page.wait_for_selector("pre")
     assert "that id was used" in page.inner_text("#content")
     shot(page, "13-block-preview-by-name")
+
+
+def test_staff_read_a_nights_record_the_calibration_curve_and_the_report(page, school):
+    from tutorbrain.models import NightlyRun
+    from tutorbrain.nightly import cycle
+
+    for week in range(3):
+        cycle.pair_cycle_run(pair_id=school["pair"].pk, day=(T0 + timedelta(days=7 * week)).date())
+    log_in(page, "staff")
+    page.goto(f"/admin/tutorbrain/studentsubject/{school['pair'].pk}/change/")
+    assert page.locator("#hub-calibration img").count() == 1
+    shot(page, "14-hub-with-nights-and-curve")
+
+    run = NightlyRun.objects.filter(pair=school["pair"]).order_by("-day").first()
+    page.click(f"#hub-nights >> text={run.day:%Y-%m-%d}")
+    page.wait_for_selector("text=Wrote")
+    consolidation = run.wrote["consolidate"]["episode_id"]
+    link = page.locator(f"a:text-is('episode {consolidation}')")
+    assert link.count() == 1
+    shot(page, "15-nightly-run-wrote")
+    link.click()
+    page.wait_for_url(re.compile(rf"/admin/memory/episode/{consolidation}/change/"))
+
+    page.goto(f"/admin/beliefs/pairbeliefs/{school['pair'].pk}/report/")
+    changes = page.inner_text("#report-changes")
+    stamps = re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d", changes)
+    assert stamps == sorted(stamps) and len(stamps) >= 2
+    shot(page, "16-report-what-changed")
+
+
+def test_view_site_and_the_admin_home_lead_somewhere(page, school):
+    log_in(page, "staff")
+    page.goto("/admin/")
+    shot(page, "17-admin-home")
+    page.click("text=View site")
+    page.wait_for_selector("h1")
+    assert page.inner_text("h1") == "tutor brain"
+    shot(page, "18-view-site")

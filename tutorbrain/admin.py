@@ -134,11 +134,29 @@ _WROTE_LINKS = {
 }
 
 
+# How a key written by a nightly step reads on the page.
+_WROTE_LABELS = {
+    "episode_id": "episode",
+    "snapshot_id": "calibration snapshot",
+    "superseding_belief_ids": "beliefs superseded by decay",
+    "results": "citations verified",
+    "ece": "ECE",
+    "working_set": "working set",
+    "self_model": "self-model",
+}
+
+
+def wrote_in_step_order(run: NightlyRun) -> dict:
+    """What a run wrote, in the order its steps ran."""
+    order = {step: i for i, step in enumerate(run.steps_done)}
+    return dict(sorted(run.wrote.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
 def linked_value(value, key: str = "") -> str:
     """A nightly record's JSON as a readable list, ids as links to what they name."""
     target = _WROTE_LINKS.get(key)
     if target and isinstance(value, int):
-        label = f"episode {value}" if "episode" in target else f"#{value}"
+        label = f"episode {value}" if "episode" in target else f"snapshot {value}"
         return format_html('<a href="{}">{}</a>', reverse(target, args=[value]), label)
     if target and isinstance(value, list):
         if not value:
@@ -150,13 +168,16 @@ def linked_value(value, key: str = "") -> str:
         )
     if isinstance(value, dict):
         if not value:
-            return "—"
+            return "none"
         return format_html(
             "<ul style='margin:0;padding-left:1.2em'>{}</ul>",
             format_html_join(
                 "",
                 "<li>{}: {}</li>",
-                ((str(k).replace("_", " "), linked_value(v, str(k))) for k, v in value.items()),
+                (
+                    (_WROTE_LABELS.get(str(k), str(k).replace("_", " ")), linked_value(v, str(k)))
+                    for k, v in value.items()
+                ),
             ),
         )
     if isinstance(value, list) and any(isinstance(v, dict) for v in value):
@@ -166,6 +187,8 @@ def linked_value(value, key: str = "") -> str:
         )
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
     return readable_value(value)
 
 
@@ -220,7 +243,7 @@ class NightlyRunAdmin(PairOrganizationMixin, ReadOnlyAdmin):
 
     @admin.display(description="wrote")
     def wrote_display(self, obj: NightlyRun) -> str:
-        return linked_value(obj.wrote)
+        return linked_value(wrote_in_step_order(obj))
 
     @admin.display(description="failures")
     def failures_display(self, obj: NightlyRun) -> str:
@@ -404,7 +427,7 @@ class SelfModelAdmin(PairOrganizationMixin, ReadOnlyAdmin):
             run.attempts,
             ", ".join(run.steps_done) or "-",
             len(run.failures) or "none",
-            linked_value(run.wrote),
+            linked_value(wrote_in_step_order(run)),
         )
 
 
