@@ -315,6 +315,8 @@ def test_the_hub_shows_beliefs_episodes_chain_nights_and_a_prefilled_preview(
         assert f'id="{section}"' in html
     beliefs = html.split('id="hub-beliefs"')[1].split("</section>")[0]
     assert "fractions" in beliefs.lower() and "timeline</a>" in beliefs
+    [belief] = Belief.objects.current().filter(pair=pair)
+    assert "p_right" in beliefs and f"<td>{belief.p_right:.2f}</td>" in beliefs
     assert "No verification yet — use <em>Verify chain</em>" in html
     assert f'name="student" value="{pair.student.external_id}"' in html
     assert 'src="data:image/png;base64,' in html
@@ -381,3 +383,17 @@ def test_view_site_opens_a_page_and_the_admin_index_points_to_the_tools(staff_cl
     assert home.status_code == 200 and 'href="/admin/"' in home.content.decode()
     assert reverse("block-preview") in index
     assert reverse("admin:tutorbrain_studentsubject_changelist") in index
+
+
+def test_a_rederivation_started_on_a_pair_page_returns_there_and_never_elsewhere(
+    staff_client, pair
+):
+    hub = reverse("admin:tutorbrain_studentsubject_change", args=[pair.pk])
+    post = {"action": "rederive_selected", "_selected_action": [pair.pk], "confirm": "yes"}
+    changelist = reverse("admin:beliefs_pairbeliefs_changelist")
+
+    back = staff_client.post(changelist, {**post, "next": hub})
+    elsewhere = staff_client.post(changelist, {**post, "next": "https://evil.example/"})
+
+    assert back.status_code == 302 and back.url == hub
+    assert elsewhere.status_code == 302 and "evil" not in elsewhere.url
