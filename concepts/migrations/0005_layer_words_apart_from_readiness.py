@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('concepts', '0003_concept_name_language'),
+        ('concepts', '0004_reading_cost'),
     ]
 
     operations = [
