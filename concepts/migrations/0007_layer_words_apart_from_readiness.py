@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('concepts', '0004_reading_cost'),
+        ('concepts', '0006_reading_lease'),
     ]
 
     operations = [

@@ -11,7 +11,7 @@ def forwards(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("memory", "0002_chain_verification_failure"),
-        ("tutorbrain", "0005_calibration_of_beliefs"),
+        ("tutorbrain", "0006_no_truncate"),
     ]
 
     operations = [
