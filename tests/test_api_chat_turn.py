@@ -62,6 +62,7 @@ def test_one_chat_turn_as_docs_api_md_tells_it(chat_service):
     # 1. Ask for the block first.
     data = block(client, "Why does a cell burst in pure water?", turn)
     assert data["block"] and data["mode"] == "ordinary"
+    assert (data["student_known"], data["subject_known"]) == (True, True)
     recalled = [r["id"] for r in data["recalled"]]
     assert recalled, "the earlier osmosis turn is recalled"
 
