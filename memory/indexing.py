@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
-TermsFn = Callable[[str], list[str]]
+# (text, the language to read it in when its own cannot be told) -> stemmed terms
+TermsFn = Callable[[str, str], list[str]]
 
 _embed: EmbedFn | None = None
 _embed_model_name: str = ""
@@ -41,10 +42,10 @@ def embed_model_name() -> str:
     return _embed_model_name
 
 
-def search_terms(text: str) -> list[str]:
+def search_terms(text: str, language: str) -> list[str]:
     if _search_terms is None:
         raise RuntimeError("no language data registered: is 'tutorbrain' in INSTALLED_APPS?")
-    return _search_terms(text)
+    return _search_terms(text, language)
 
 
 def episode_embedding_text(summary: str, text: str) -> str:
@@ -52,7 +53,22 @@ def episode_embedding_text(summary: str, text: str) -> str:
     return f"{summary}\n{body}" if body and body != summary else summary
 
 
-def search_document(summary: str, text: str, topic: str, concepts: Sequence[str]) -> str:
-    """The words the full-text pool may match, already normalised and stop-word free."""
-    raw = " ".join([summary, text, topic, *concepts])
-    return " ".join(search_terms(raw))
+def search_document(
+    summary: str, text: str, topic: str, concepts: Sequence[str], language: str
+) -> str:
+    """The terms the full-text pool may match: stems of the episode's content words.
+
+    Read in the episode's own language (`language` is the subject's, used when the
+    text's own cannot be told), its function words removed. The text is left out when
+    and the summary do not both go in when one holds the other (a chat service often
+    sends the turn as both), so that repeating does not count as saying a word twice.
+    """
+    summary, text = summary.strip(), text.strip()
+    if summary and summary in text:
+        parts = [text]
+    elif text in summary:
+        parts = [summary]
+    else:
+        parts = [summary, text]
+    raw = " ".join([*parts, topic, *concepts])
+    return " ".join(search_terms(raw, language))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -692,7 +692,11 @@ def _embed_events(events: Sequence[EventSpec]) -> list[Any]:
 def _index_row(episode: Episode, vector: Any) -> EpisodeIndex:
     assessment = str(episode.evidence.get("assessment", ""))
     document = indexing.search_document(
-        episode.summary, f"{episode.text}\n{assessment}", episode.topic, episode.concepts
+        episode.summary,
+        f"{episode.text}\n{assessment}".strip(),
+        episode.topic,
+        episode.concepts,
+        episode.pair.subject.language,
     )
     return EpisodeIndex(
         episode=episode,
@@ -816,3 +820,52 @@ def citation_verify(*, episode: Episode, now: datetime | None = None) -> Citatio
         details={"files": [change.as_dict() for change in status.changes]},
         checked_at=now or timezone.now(),
     )
+
+
+_REINDEX_PAGE_SQL = """
+    SELECT e.id, e.summary, e.text, e.evidence->>'assessment', e.topic, e.concepts, sb.language
+    FROM memory_episodeindex ix
+    JOIN memory_episode e ON e.id = ix.episode_id
+    JOIN memory_pair p ON p.id = e.pair_id
+    JOIN memory_subject sb ON sb.id = p.subject_id
+    WHERE ix.episode_id > %s
+    ORDER BY ix.episode_id
+    LIMIT %s
+"""
+_REINDEX_WRITE_SQL = """
+    UPDATE memory_episodeindex ix SET search = to_tsvector('simple', d.document)
+    FROM unnest(%s::bigint[], %s::text[]) AS d(id, document)
+    WHERE ix.episode_id = d.id
+"""
+
+
+def episode_index_search_rebuild(
+    *, batch_size: int = 2_000, progress: Callable[[int], None] | None = None
+) -> int:
+    """Recompute every episode's search document with the current language data.
+
+    The search document is derived data (never part of an episode's hash), so this is
+    the backfill after a change to how it is made (stemming, stop lists): keyset pages
+    of `batch_size` rows, one transaction each, safe to interrupt and run again.
+    Returns the number of rows rewritten.
+    """
+    written, last = 0, 0
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(_REINDEX_PAGE_SQL, [last, batch_size])
+            rows = cursor.fetchall()
+        if not rows:
+            return written
+        ids, documents = [], []
+        for pk, summary, text, assessment, topic, concepts, language in rows:
+            body = f"{text}\n{assessment or ''}".strip()
+            ids.append(pk)
+            documents.append(
+                indexing.search_document(summary, body, topic, list(concepts or []), language)
+            )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_REINDEX_WRITE_SQL, [ids, documents])
+        written += len(rows)
+        last = ids[-1]
+        if progress:
+            progress(len(rows))

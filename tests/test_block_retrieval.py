@@ -329,7 +329,7 @@ def test_a_history_question_puts_beliefs_and_earlier_work_first_with_the_explici
     assert "- struggles with Osmosis (0.70)" in result.text
     kinds = {r.kind for r in result.recalled}
     assert {"question", "answer", "check"} <= kinds  # the conversation, not only checks
-    assert "you were asked: Can we go over eukaryotic cells?" in result.text
+    assert "student: Can we go over eukaryotic cells?" in result.text
 
 
 @pytest.mark.parametrize("message", ["What did I get wrong so far?", "¿En qué me equivoqué?"])

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from memory.services import episode_append
 from tests.factories import PairFactory
+from tutorbrain import language
 from tutorbrain.block.build import memory_block_build
 from tutorbrain.block.format import FUTURE_WINDOW_LINE
 from tutorbrain.block.message import read_message
@@ -196,7 +197,8 @@ def test_a_month_window_past_year_9999_is_no_window_not_an_error():
 def test_time_words_are_not_topic_words_but_names_are():
     assert read_message("¿Qué vimos en julio sobre la ósmosis?").terms == ("osmosis",)
     assert "marco" in read_message("Did Marco explain osmosis?").terms
-    assert "janeiro" in read_message("O que vimos no Rio de Janeiro?", fallback_language="pt").terms
+    janeiro = language.index_terms("Janeiro", "pt")[0]  # topic terms are stems
+    assert janeiro in read_message("O que vimos no Rio de Janeiro?", fallback_language="pt").terms
     assert "week" not in read_message("what did we do last week about cells").terms
     # Found on the LoCoMo dev set: "week" as a topic word outranked the evidence.
     assert read_message("Which country was Tim visiting in the second week of November?").terms == (

@@ -1,7 +1,8 @@
 """Staff page: type a message for a student-subject and see the block it would get (R-5).
 
 Each recalled episode is listed with its score parts (weighted relevance, salience and
-recency, the raw similarity, matched words, concept match) and the pools it came from,
+recency; its BM25 score and similarity with their ranks, the relevance lent by a
+matching neighbour turn, matched words, concept match) and the pools it came from,
 so staff can see *why* it was chosen. Reads only: building a block writes nothing.
 """
 

@@ -15,7 +15,7 @@ class TutorbrainConfig(AppConfig):
         indexing.register(
             embed=embedder.embed,
             model_name=embedder.model_name(),
-            search_terms=language.search_terms,
+            search_terms=language.document_terms,
         )
         self._register_reembed_targets()
         from django.db.models.signals import post_migrate

@@ -36,7 +36,7 @@ WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0�
 - struggles with Osmosis (0.64)
 EARLIER WORK WITH THIS STUDENT (oldest first):
 - 14 Mar · check: Check on osmosis: wrong
-- 2 Sep · you were asked: What is osmosis? (and 2 more times like it)
+- 2 Sep · student: What is osmosis? (and 2 more times like it)
 HOW TO USE THIS: it is your own memory of past work with this student, not their material. Cite an earlier episode by its date; never claim past work that is not listed here. Confidence figures are a ranking, not a probability: fewer than 5 checks with a predicted mastery are on record.
 ===== END OF MEMORY ====="""
 

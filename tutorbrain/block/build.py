@@ -411,7 +411,8 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
             request, vector=vector, route=route
         )
     _check(cancelled)
-    # The subject's language reads a message whose own language is unclear ("ok", "DNA").
+    # The message is read in its own language (one stop list, one stemmer, its month
+    # names); the subject's language reads a message whose own is unclear ("ok", "DNA").
     fallback_language = subject.language if subject else "en"
     reading: MessageReading = read_message(message, fallback_language=fallback_language)
     zone = student_zone(student.timezone if student else "UTC")
@@ -451,6 +452,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
                 exclude_narrations=window is not None or reading.history,
                 working_set_max_seq=_working_set_max_seq(pair, coverage),
                 misses=reading.history and asks_about_mistakes(message),
+                balance_groups=reading.history,
             )
         )
         if window is not None or reading.history:
@@ -498,6 +500,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         window_empty=window is not None and not candidates,
         future_window_label=future_window.label if future_window else None,
         has_history=has_history,
+        terms=fmt.Terms(stems=frozenset(reading.terms), code=reading.language),
     )
     # Stale-citation labels only for answers that may be shown: one query for all.
     statuses = _citation_status(candidates)

@@ -36,7 +36,6 @@ BELIEFS_HEADER = (
     "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1; "
     "p_right = chance they get the next check on it right):"
 )
-NO_BELIEFS_LINE = "- nothing yet: no check of this student is linked to a concept of the map"
 EPISODES_HEADER = "EARLIER WORK WITH THIS STUDENT (oldest first):"
 NO_EPISODES_LINE = "- none on record: this is your first work with this student in this subject"
 MAP_HEADER = (
@@ -53,9 +52,10 @@ STALE_CITATION_LABEL = "[note: the file this cited has since been replaced or re
 REPEATS_SUFFIX = "(and {n} more times like it)"
 REPEATS_SUFFIX_ONE = "(and 1 more time like it)"
 
+# Short prefixes: every token of chrome is a token less of memory (R-5.8's budget).
 KIND_PHRASES = {
-    "question": "you were asked: {summary}",
-    "answer": "you answered: {summary}",
+    "question": "student: {summary}",
+    "answer": "you: {summary}",
     "check": "check: {summary}",
     "quiz": "quiz: {summary}",
     "file": "file: {summary}",
@@ -73,6 +73,10 @@ MAP_RESERVE_SHARE = {"ordinary": 0.30, "history": 0.15}
 EPISODE_MISSES_MAX = 8
 # One line never takes more than this, whatever the episode's summary holds.
 LINE_MAX_TOKENS = 80
+# An episode's text beyond this is shown as the part around the words the message
+# shares with it (a snippet), not as its beginning cut short.
+EPISODE_TEXT_MAX_TOKENS = 48
+ELLIPSIS = "…"
 
 
 @dataclass
@@ -100,12 +104,14 @@ class EpisodeLine:
     repeats: int = 0
     stale_citation: bool = False
 
-    def render(self, *, zone: ZoneInfo, now: datetime) -> str:
+    def render(self, *, zone: ZoneInfo, now: datetime, terms: Terms | None = None) -> str:
         local = self.occurred_at.astimezone(zone)
         when = local.strftime("%d %b").lstrip("0")
         if local.year != now.astimezone(zone).year:
             when += f" {local.year}"
         summary = " ".join(self.summary.split())
+        if count_tokens(summary) > EPISODE_TEXT_MAX_TOKENS:
+            summary = snippet(summary, terms, EPISODE_TEXT_MAX_TOKENS)
         if self.kind in ("check", "quiz") and self.verdict and self.verdict not in summary:
             summary = f"{summary}: {self.verdict}"
         text = f"- {when} · " + KIND_PHRASES.get(self.kind, "{summary}").format(summary=summary)
@@ -117,6 +123,72 @@ class EpisodeLine:
         if self.stale_citation:
             text = f"{text} {STALE_CITATION_LABEL}"
         return text
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The message's search terms (stems) and the language they were taken in."""
+
+    stems: frozenset[str]
+    code: str
+
+
+def snippet(text: str, terms: Terms | None, limit: int) -> str:
+    """The part of `text` (at most `limit` tokens) around the words `terms` name.
+
+    The window covering the most distinct terms is chosen, then widened on both sides
+    while it fits; "…" marks each cut end. With no term in the text, its beginning.
+    """
+    words = text.split(" ")
+    hits: list[frozenset[str]] = []
+    if terms is not None and terms.stems:
+        from tutorbrain.language import index_terms
+
+        hits = [frozenset(index_terms(w, terms.code)) & terms.stems for w in words]
+    if not any(hits):
+        return truncate_to_tokens(text, limit, ellipsis=ELLIPSIS)
+    costs = [count_tokens(w) for w in words]
+    room = limit - 2 * count_tokens(ELLIPSIS)
+    best = (0, 0, 0)  # (distinct terms covered, -length, start) of the best window
+    best_span = (0, 0)
+    start, spent = 0, 0
+    for end in range(len(words)):
+        spent += costs[end]
+        while spent > room and start <= end:
+            spent -= costs[start]
+            start += 1
+        if start > end:
+            continue
+        covered = len(frozenset().union(*hits[start : end + 1]))
+        # The shortest window ending here with the same coverage: the room left over
+        # is spread on both sides below.
+        first = start
+        while first < end and (
+            not hits[first] or hits[first] <= frozenset().union(*hits[first + 1 : end + 1])
+        ):
+            first += 1
+        key = (covered, -(end - first), -first)
+        if key > best:
+            best, best_span = key, (first, end + 1)
+    lo, hi = best_span
+    spent = sum(costs[lo:hi])
+    # Widen: one word before, one after, in turn, while the window still fits.
+    grew = True
+    while grew:
+        grew = False
+        if lo > 0 and spent + costs[lo - 1] <= room:
+            lo -= 1
+            spent += costs[lo]
+            grew = True
+        if hi < len(words) and spent + costs[hi] <= room:
+            spent += costs[hi]
+            hi += 1
+            grew = True
+    return (
+        (ELLIPSIS if lo > 0 else "")
+        + " ".join(words[lo:hi])
+        + (ELLIPSIS if hi < len(words) else "")
+    )
 
 
 @dataclass
@@ -177,6 +249,8 @@ class BlockParts:
     has_history: bool = True  # False: nothing at all on record for this pair
     # History mode: episodes grouped by kind group, each best first, taken in turn.
     episode_groups: list[list[EpisodeLine]] = field(default_factory=list)
+    # The message's terms: a long episode shows the part around them.
+    terms: Terms | None = None
 
 
 @dataclass
@@ -261,10 +335,11 @@ def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetim
     first_beliefs = _cost(BELIEFS_HEADER) + sum(
         _cost(line) for line in belief_lines[:BELIEFS_ALWAYS]
     )
+    # No beliefs: no section (a header over "nothing yet" only spends the budget).
     belief_section, spent = _section(
         BELIEFS_HEADER,
         belief_lines,
-        NO_BELIEFS_LINE if parts.has_history else None,
+        None,
         min(remaining, max(int(remaining * BELIEFS_MAX_SHARE), first_beliefs)),
     )
     remaining -= spent
@@ -291,7 +366,7 @@ def block_format(parts: BlockParts, *, budget: int, zone: ZoneInfo, now: datetim
         spent = _cost(EPISODES_HEADER)
         misses = 0
         for line in order:
-            rendered = line.render(zone=zone, now=now)
+            rendered = line.render(zone=zone, now=now, terms=parts.terms)
             tokens = count_tokens(rendered)
             if tokens > LINE_MAX_TOKENS:
                 rendered = truncate_to_tokens(rendered, LINE_MAX_TOKENS)

@@ -19,7 +19,8 @@ MAX_QUERY_TERMS = 12
 @dataclass(frozen=True)
 class MessageReading:
     history: bool  # R-5.7: the student asks about their own record
-    terms: tuple[str, ...]  # distinctive topic words for the full-text pool (R-5.2)
+    terms: tuple[str, ...]  # topic terms (stems) for the full-text pool (R-5.2)
+    language: str = "en"  # the language the message was read in
 
     @property
     def has_topic(self) -> bool:
@@ -27,12 +28,15 @@ class MessageReading:
 
 
 @cache
-def _non_topic_words() -> frozenset[str]:
-    """Words that say how the student asks, never what about (when: `time_words`)."""
+def _non_topic_words(code: str) -> frozenset[str]:
+    """Words of language `code` that say how the student asks, never what about (when:
+    `time_words`)."""
+    if code not in language.languages():
+        return frozenset()
     out: set[str] = set()
     for key in ("utterance_cues", "question_words", "month_context_words"):
-        for phrase in language.cue_set(key):
-            out.update(phrase.split(" "))
+        for phrase in language.data(code).get(key, []):
+            out.update(language.normalized_phrase(phrase).split(" "))
     return frozenset(out)
 
 
@@ -46,30 +50,33 @@ def asks_about_mistakes(message: str) -> bool:
 
 
 def read_message(message: str, *, fallback_language: str = "en") -> MessageReading:
-    """The history flag and the topic words of a message.
+    """The history flag and the topic terms of a message, read in its own language.
 
     History cue phrases and time phrases are cut out before the topic words are taken:
     in "What did I get wrong so far?" nothing is left (no topic: the record itself is
     the subject), in "¿Qué vimos en julio sobre la ósmosis?" only "osmosis" is. Only
     the words read as time in the message's own language are cut: "Mai" and "Marco"
-    stay topic words of an English message, "Janeiro" of "Rio de Janeiro".
-    `fallback_language` is the language the message is read in when its own is unclear.
+    stay topic words of an English message, "Janeiro" of "Rio de Janeiro". The terms
+    are Snowball stems of the message's language (`language.detect`; `fallback_language`
+    when it is unclear), that language's function words removed
+    (`language.index_terms`), as the episodes' search documents hold them.
     """
+    if fallback_language not in language.languages():
+        fallback_language = "en"
     if not message or not message.strip():
-        return MessageReading(history=False, terms=())
+        return MessageReading(history=False, terms=(), language=fallback_language)
+    code = language.detect(message, fallback=fallback_language)
     text = language.normalized_phrase(message)
     history = False
     pattern = language.cue_pattern("history_cues")
     if pattern is not None and pattern.search(text):
         history = True
         text = pattern.sub(" ", text)
-    skip = _non_topic_words() | time_words(message, fallback_language=fallback_language)
-    terms: list[str] = []
-    for word in language.search_terms(text):
-        if word in skip or word in terms:
-            continue
-        terms.append(word)
-    return MessageReading(history=history, terms=tuple(terms[:MAX_QUERY_TERMS]))
+    skip = _non_topic_words(code) | time_words(message, fallback_language=fallback_language)
+    terms = language.index_terms(text, code, skip=skip)
+    return MessageReading(
+        history=history, terms=tuple(dict.fromkeys(terms))[:MAX_QUERY_TERMS], language=code
+    )
 
 
 def is_narration(text: str) -> bool:

@@ -44,14 +44,38 @@ HNSW_EF_SEARCH = 100
 HNSW_MAX_SCAN_TUPLES = 20_000
 
 # ---- Score (R-5.3) ------------------------------------------------------------------------
-# Starting weights from the original design, hand-set, not tuned.
-WEIGHT_RELEVANCE = 0.55
-WEIGHT_RECENCY = 0.15
-# Salience (fixed at write time by kind, memory.rules: 0.30 answer … 0.85 taught) gets
-# 0.25: the spread between kinds (0.25 × 0.55 = 0.14) is about recency's whole range
-# (0.15) — a failed check from March stands level with yesterday's small talk — and
-# well below relevance (0.55), so the memory that matches the message better wins.
-WEIGHT_SALIENCE = 0.25
+# Relevance is a real ranking: BM25 over the stemmed terms the message shares with each
+# episode (idf over this pair's history), fused by reciprocal rank with the ranking by
+# embedding similarity. Measured on real conversations (docs/BENCHMARKS.md, bench_recall):
+# plain BM25 beats the old weighted share of words, and fusing in the vector ranking
+# recalls answers that share no word with the question.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Reciprocal-rank fusion: rank r in a list adds weight / (RRF_K + r). Tuned on the dev
+# conversations (docs/BENCHMARKS.md): the lexical ranking is the stronger of the two
+# there (BM25 alone beats vectors alone by 10 points), and a small k lets the top
+# ranks count.
+RRF_K = 20
+RRF_LEXICAL = 1.0
+RRF_SEMANTIC = 0.5
+# Conversation neighbours: the NEIGHBOUR_SEEDS best matches lend WEIGHT_NEIGHBOUR of
+# their relevance to the episodes just before and after them in the chain, when those
+# happened within NEIGHBOUR_MAX_GAP_SECONDS (the same sitting). "What did Caroline
+# research?" matches Melanie's "What are you researching?"; the answer is the next turn.
+NEIGHBOUR_SEEDS = 60
+WEIGHT_NEIGHBOUR = 0.5
+NEIGHBOUR_MAX_GAP_SECONDS = 3600
+# Boosts on the fused relevance (normalised to [0, 1]), and recency, which only breaks
+# ties in ordinary mode: a match from March outranks yesterday's small talk.
+WEIGHT_RELEVANCE = 0.70
+WEIGHT_CONCEPT = 0.10  # touches a concept the message was routed to
+# Salience (fixed at write time by kind, memory.rules: 0.30 answer … 0.85 taught): a
+# failed check weighs more than small talk, but less than a better match.
+WEIGHT_SALIENCE = 0.10
+WEIGHT_RECENCY = 0.02
+# Without a topic (no message, or only cue words) or with nothing matching, relevance
+# is not used and the recent past is ranked by salience and recency as before.
+WEIGHT_RECENCY_NO_TOPIC = 0.15
 # Recency halves every RECENCY_HALF_LIFE_DAYS: 0.5 ** (200 / 74.6) = 0.156, the
 # original design's "a 200-day-old memory keeps ~0.156 of its recency".
 RECENCY_REFERENCE_DAYS = 200
@@ -61,21 +85,17 @@ RECENCY_HALF_LIFE_DAYS = RECENCY_REFERENCE_DAYS * math.log(2) / -math.log(RECENC
 # 1,000 half-lives (~200 years) old (a turn dated far in the future) does not underflow.
 RECENCY_MAX_HALF_LIVES = 1000
 
-# Relevance in [0, 1] from three signals. Words of the message found in the episode are
-# the strongest evidence; the concept route and the embedding carry what words cannot
-# (another language, a synonym).
-RELEVANCE_LEXICAL = 0.50  # × the share of the message's distinctive words it contains
-RELEVANCE_CONCEPT = 0.20  # touches a concept the message was routed to
-RELEVANCE_SEMANTIC = 0.30  # × cosine similarity rescaled from [floor, ceiling] to [0, 1]
-SEMANTIC_FLOOR = 0.30
-SEMANTIC_CEILING = 0.90
-# An episode "matches" the message (survives the match filter) when it contains one of
-# its distinctive words, touches a routed concept, or is a near paraphrase of it.
-# Measured with the multilingual USE model: "What is osmosis in plants?" scores 0.68
-# against both "Explained osmosis in plants" and "What is diffusion in plants?" —
-# shared wording dominates — so similarity alone matches only above 0.80; other
-# languages and synonyms reach their episodes through concept routing instead.
-SEMANTIC_MATCH_MIN = 0.80
+# The match filter: an episode matches the message when it shares a stemmed term that
+# weighs enough (BM25 idf; a word in more than ~a third of the pair's episodes, such as
+# the student's own name, does not make a match on its own), touches a routed concept,
+# or is among the nearest neighbours of the message's embedding above a similarity
+# calibrated on question -> answer pairs (not paraphrases): see SEMANTIC_MATCH_MIN.
+MATCH_MIN_IDF = 1.0
+# USE places a question and the statement that answers it at cosine 0.1-0.5, so the
+# old 0.80 (a near paraphrase) never fired. Measured on question -> answer pairs
+# (docs/memory-block.md): the threshold keeps the nearest neighbours that answer.
+SEMANTIC_MATCH_MIN = 0.30
+SEMANTIC_MATCH_RANK = 10
 
 # How many scored rows reach Python: the best of each kind group (history mode balances
 # the groups), far more than any budget can show.
@@ -83,12 +103,14 @@ ROWS_PER_GROUP = 50
 ROWS_MAX = 150
 
 POOL_RECENT, POOL_LEXICAL, POOL_CONCEPT, POOL_SEMANTIC, POOL_MISSES = 1, 2, 4, 8, 16
+POOL_NEIGHBOUR = 32
 POOL_NAMES = {
     POOL_RECENT: "recent",
     POOL_LEXICAL: "words",
     POOL_CONCEPT: "concept",
     POOL_SEMANTIC: "meaning",
     POOL_MISSES: "misses",
+    POOL_NEIGHBOUR: "neighbour",
 }
 # "What did I get wrong?": the pair's wrong and partial checks and quizzes over the whole
 # history (widen first: a miss from March is not among the 500 most recent episodes of a
@@ -107,6 +129,13 @@ KIND_GROUPS = {
 }
 
 
+# ts_rank(search, one term, normalisation 0) with every position unweighted (0.1) is
+# 0.1 × (1 + 1/4 + … + 1/tf²) / ζ(2): PostgreSQL's saturating count of a term. Inverted
+# here to the term frequency BM25 wants (ζ(2) − Σ ≈ 1 / (tf + 0.5)).
+_TS_RANK_UNIT = 0.1 / (math.pi**2 / 6)
+_ZETA2 = math.pi**2 / 6
+
+
 @dataclass
 class Candidate:
     id: int
@@ -120,6 +149,9 @@ class Candidate:
     citations: list[dict[str, Any]]
     similarity: float
     term_hits: int
+    bm25: float
+    lexical_rank: int | None
+    vector_rank: int | None
     concept_hit: bool
     matched: bool
     pools: int
@@ -127,7 +159,7 @@ class Candidate:
     recency: float
     score: float
     repeats: int  # how many other episodes say exactly the same (R-5.4)
-    parts: dict[str, float] = field(default_factory=dict)
+    parts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def group(self) -> str:
@@ -163,6 +195,8 @@ class RetrievalQuery:
     # A history question about the student's misses: add the misses pool, and let
     # wrong then partial results lead the assessment group.
     misses: bool = False
+    # History mode takes from each kind group in turn: cap the rows of each group.
+    balance_groups: bool = False
 
 
 def session_settings_sql() -> str:
@@ -189,17 +223,27 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "conceptcap": CONCEPT_POOL_MAX,
         "k": SEMANTIC_POOL_SIZE,
         "w_rel": WEIGHT_RELEVANCE,
+        "w_con": WEIGHT_CONCEPT,
         "w_sal": WEIGHT_SALIENCE,
         "w_rec": WEIGHT_RECENCY,
+        "w_rec_none": WEIGHT_RECENCY_NO_TOPIC,
         "half_life": RECENCY_HALF_LIFE_DAYS,
         "max_half_lives": RECENCY_MAX_HALF_LIVES,
-        "r_lex": RELEVANCE_LEXICAL,
-        "r_con": RELEVANCE_CONCEPT,
-        "r_sem": RELEVANCE_SEMANTIC,
-        "sem_floor": SEMANTIC_FLOOR,
-        "sem_span": SEMANTIC_CEILING - SEMANTIC_FLOOR,
+        "k1": BM25_K1,
+        "b": BM25_B,
+        "rrf_k": RRF_K,
+        "rrf_lex": RRF_LEXICAL,
+        "rrf_sem": RRF_SEMANTIC,
+        "rrf_max": (RRF_LEXICAL + RRF_SEMANTIC) / (RRF_K + 1),
+        "ts_unit": _TS_RANK_UNIT,
+        "zeta2": _ZETA2,
+        "match_idf": MATCH_MIN_IDF,
         "sem_match": SEMANTIC_MATCH_MIN,
-        "per_group": ROWS_PER_GROUP,
+        "sem_match_rank": SEMANTIC_MATCH_RANK,
+        "per_group": ROWS_PER_GROUP if query.balance_groups else ROWS_MAX,
+        "seeds": NEIGHBOUR_SEEDS,
+        "turn_gap": NEIGHBOUR_MAX_GAP_SECONDS,
+        "w_nb": WEIGHT_NEIGHBOUR,
         "rows": ROWS_MAX,
         "names": list(query.concept_names),
         "n_pair": max(1, query.pair_size),
@@ -215,22 +259,33 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     window_ix = "AND ix.occurred_at <= %(now)s"
     window_e = "AND e.occurred_at <= %(now)s"
     window_w = "AND w.occurred_at <= %(now)s"
+    window_n = "AND n.occurred_at <= %(now)s"
     if query.window is not None:
         params["w_start"] = query.window.start
         params["w_end"] = query.window.end
         window_ix += " AND ix.occurred_at >= %(w_start)s AND ix.occurred_at < %(w_end)s"
         window_e += " AND e.occurred_at >= %(w_start)s AND e.occurred_at < %(w_end)s"
         window_w += " AND w.occurred_at >= %(w_start)s AND w.occurred_at < %(w_end)s"
+        window_n += " AND n.occurred_at >= %(w_start)s AND n.occurred_at < %(w_end)s"
     use_ws = query.working_set_max_seq > 0
 
     # Term expressions use positional-looking names to keep one parameter style.
-    tsq_parts, hit_columns, df_columns, idf_parts = [], [], [], []
+    tsq_parts, hit_columns, df_columns = [], [], []
+    bm25_parts, idf_match_parts = [], []
     for i, term in enumerate(query.terms):
         params[f"t{i}"] = term
         tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s) AS q{i}")
-        hit_columns.append(f"(ix.search @@ tq.q{i})::int AS h{i}")
+        # tf{i}: the term's count in the episode, from ts_rank (see _TS_RANK_UNIT).
+        hit_columns.append(
+            f"(ix.search @@ tq.q{i})::int AS h{i}, "
+            f"CASE WHEN ix.search @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
+            f"- ts_rank(ix.search, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
+        )
         df_columns.append(f"sum(h{i}) OVER () AS df{i}")
-        idf_parts.append((f"h{i}", f"ln(1 + %(n_pair)s::float8 / GREATEST(df{i}, 1))"))
+        # BM25's idf over this pair's history (Lucene's form, never negative).
+        idf = f"ln(1 + (%(n_pair)s - df{i} + 0.5) / (df{i} + 0.5))"
+        bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + norm)")
+        idf_match_parts.append(f"CASE WHEN h{i} > 0 THEN {idf} ELSE 0 END")
     # The pool's filter names the query inline: written so, the planner weighs the
     # pair's index against the full-text index by the words' real frequency (through
     # a CTE it guessed, and scanned the GIN index for every episode of every pair
@@ -246,17 +301,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             f"(SELECT {', '.join(tsq_parts)}) t),"
         )
     term_hits = " + ".join(f"h{i}" for i in range(len(query.terms))) or "0"
-    # Each word weighs by its rarity in this student's history (inverse document
-    # frequency): "osmosis" says more than "plants" when plants come up every week.
-    lexical_share = (
-        "("
-        + " + ".join(f"{idf} * {h}" for h, idf in idf_parts)
-        + ") / ("
-        + " + ".join(idf for _, idf in idf_parts)
-        + ")"
-        if idf_parts
-        else "0"
-    )
+    bm25 = " + ".join(bm25_parts) or "0"
+    best_idf = f"GREATEST({', '.join(idf_match_parts)})" if idf_match_parts else "0"
     hit_select = "".join(f", {c}" for c in hit_columns)
     df_select = "".join(f", {c}" for c in df_columns)
 
@@ -330,13 +376,14 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                             LIMIT %(prefilter)s) near ON near.episode_id = ix.episode_id
                       ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
             )
-    narration_filter = ""
+    narration_filter = narration_n = ""
     if query.exclude_narrations:
         # R-5.6: an answer built from recalled memories retells the past; it is not a
         # memory of the period it describes. (Narration *wording* is checked in Python.)
-        narration_filter = (
-            "AND NOT (e.kind = 'answer' AND "
-            "jsonb_array_length(COALESCE(e.evidence->'recalled_ids', '[]'::jsonb)) > 0)"
+        narration_filter, narration_n = (
+            f"AND NOT ({a}.kind = 'answer' AND "
+            f"jsonb_array_length(COALESCE({a}.evidence->'recalled_ids', '[]'::jsonb)) > 0)"
+            for a in ("e", "n")
         )
     # Similarity is computed for candidates of the topic pools only. A candidate found
     # by recency alone contains no topic word and touches no routed concept, and is not
@@ -350,6 +397,14 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         if query.vector is not None
         else "0::float8"
     )
+    # The vector ranking covers the candidates of the topic pools (their similarity is
+    # computed; the recent pool's is not).
+    vector_rank = (
+        f"CASE WHEN pools & {topic_pools} > 0 THEN rank() OVER "
+        f"(ORDER BY (pools & {topic_pools} > 0) DESC, similarity DESC) END"
+        if query.vector is not None
+        else "NULL::bigint"
+    )
     sql = f"""
     WITH {tq_cte}
     pool AS (
@@ -358,8 +413,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         ) u GROUP BY episode_id
     ),
     raw AS MATERIALIZED (
-        SELECT e.id, e.kind, e.summary, e.occurred_at, e.salience, e.verdict,
-               {similarity} AS similarity{hit_select},
+        SELECT e.id, e.seq, e.kind, e.summary, e.occurred_at, e.salience, e.verdict,
+               {similarity} AS similarity{hit_select}, length(ix.search) AS dl,
                (e.concepts && %(names)s::varchar[]) AS concept_hit,
                pool.pools
         FROM pool
@@ -369,14 +424,28 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         WHERE e.pair_id = %(pair)s {narration_filter}
     ),
     freq AS (
-        SELECT raw.*, ({term_hits}) AS term_hits{df_select} FROM raw
+        SELECT raw.*, ({term_hits}) AS term_hits{df_select},
+               -- BM25's length normalisation (distinct terms of the document).
+               %(k1)s * (1 - %(b)s + %(b)s * dl / GREATEST(1, avg(dl) OVER ())) AS norm
+        FROM raw
+    ),
+    weighed AS (
+        SELECT freq.*, ({bm25}) AS bm25, {best_idf} AS best_idf FROM freq
+    ),
+    ranked AS (
+        SELECT weighed.*,
+               CASE WHEN bm25 > 0 THEN rank() OVER (ORDER BY bm25 DESC) END AS lexical_rank,
+               {vector_rank} AS vector_rank
+        FROM weighed
     ),
     judged AS (
-        SELECT freq.*,
-               (term_hits > 0 OR concept_hit OR similarity >= %(sem_match)s) AS matched,
-               %(r_lex)s * {lexical_share}
-                 + %(r_con)s * concept_hit::int
-                 + %(r_sem)s * GREATEST(0, LEAST(1, (similarity - %(sem_floor)s) / %(sem_span)s))
+        SELECT ranked.*,
+               (best_idf >= %(match_idf)s OR concept_hit
+                OR COALESCE(vector_rank <= %(sem_match_rank)s AND similarity >= %(sem_match)s,
+                            false)) AS matched,
+               -- Reciprocal-rank fusion of the two rankings, scaled to [0, 1].
+               (COALESCE(%(rrf_lex)s / (%(rrf_k)s + lexical_rank), 0)
+                + COALESCE(%(rrf_sem)s / (%(rrf_k)s + vector_rank), 0)) / %(rrf_max)s
                  AS relevance,
                -- date_part is float8 (EXTRACT is numeric, and numeric power is slow).
                -- The exponent is capped (RECENCY_MAX_HALF_LIVES): past it the recency is
@@ -385,21 +454,65 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                      LEAST(%(max_half_lives)s::float8,
                            GREATEST(0, date_part('epoch', %(now)s::timestamptz - occurred_at))
                            / 86400.0::float8 / %(half_life)s::float8)) AS recency
-        FROM freq
+        FROM ranked
     ),
     filtered AS (
         SELECT judged.*, bool_or(matched) OVER () AS any_matched FROM judged
     ),
-    kept AS (
-        SELECT filtered.*,
-               CASE WHEN %(has_topic)s AND any_matched THEN relevance ELSE 0 END AS rel_used
+    base AS (
+        SELECT id, seq, kind, summary, occurred_at, salience, verdict, pools, similarity,
+               term_hits, concept_hit, matched, relevance, recency, bm25, lexical_rank,
+               vector_rank, (%(has_topic)s AND any_matched) AS ranked_by_relevance
         FROM filtered
-        WHERE CASE WHEN %(has_topic)s AND any_matched THEN matched
+    ),
+    -- A turn is read with the turns beside it: the answer to a question sits right
+    -- after it, in the same sitting. The best matches lend part of their relevance to
+    -- their neighbours in the chain (found by episode_unique_pair_seq).
+    seeds AS MATERIALIZED (
+        SELECT id, seq, occurred_at, relevance FROM base
+        WHERE ranked_by_relevance AND matched
+        ORDER BY relevance DESC, occurred_at DESC LIMIT %(seeds)s
+    ),
+    adjacent AS (
+        SELECT n.id, max(s.relevance) AS neighbour
+        FROM seeds s
+        JOIN memory_episode n ON n.pair_id = %(pair)s AND n.seq IN (s.seq - 1, s.seq + 1)
+        WHERE abs(date_part('epoch', n.occurred_at - s.occurred_at)) <= %(turn_gap)s
+              {window_n}
+        GROUP BY n.id
+    ),
+    everyone AS (
+        SELECT b.id, b.seq, b.kind, b.summary, b.occurred_at, b.salience, b.verdict,
+               b.pools | CASE WHEN a.id IS NULL THEN 0 ELSE {POOL_NEIGHBOUR} END AS pools,
+               b.similarity, b.term_hits, b.concept_hit, b.matched, b.relevance, b.recency,
+               b.bm25, b.lexical_rank, b.vector_rank, b.ranked_by_relevance,
+               COALESCE(a.neighbour, 0) AS neighbour
+        FROM base b LEFT JOIN adjacent a ON a.id = b.id
+        UNION ALL
+        SELECT n.id, n.seq, n.kind, n.summary, n.occurred_at, n.salience, n.verdict,
+               {POOL_NEIGHBOUR}, 0::float8, 0, false, false, 0::float8,
+               power(0.5::float8,
+                     LEAST(%(max_half_lives)s::float8,
+                           GREATEST(0, date_part('epoch', %(now)s::timestamptz - n.occurred_at))
+                           / 86400.0::float8 / %(half_life)s::float8)),
+               0::float8, NULL::bigint, NULL::bigint, true, a.neighbour
+        FROM adjacent a JOIN memory_episode n ON n.id = a.id
+        WHERE NOT EXISTS (SELECT 1 FROM base WHERE base.id = a.id) {narration_n}
+    ),
+    kept AS (
+        SELECT * FROM everyone
+        WHERE CASE WHEN ranked_by_relevance THEN matched OR neighbour > 0
                    ELSE (pools & {POOL_RECENT | POOL_MISSES}) > 0 END
     ),
     scored AS (
         SELECT kept.*,
-               %(w_rel)s * rel_used + %(w_sal)s * salience + %(w_rec)s * recency AS score
+               CASE WHEN ranked_by_relevance THEN relevance + %(w_nb)s * neighbour
+                    ELSE 0 END AS rel_used,
+               CASE WHEN ranked_by_relevance
+                    THEN %(w_rel)s * (relevance + %(w_nb)s * neighbour)
+                         + %(w_con)s * concept_hit::int
+                         + %(w_sal)s * salience + %(w_rec)s * recency
+                    ELSE %(w_sal)s * salience + %(w_rec_none)s * recency END AS score
         FROM kept
     ),
     collapsed AS (
@@ -430,7 +543,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
            CASE WHEN g.kind = 'answer' THEN e.evidence->'recalled_ids' END,
            CASE WHEN g.kind = 'answer' THEN e.evidence->'citations' END,
            g.similarity, g.term_hits, g.concept_hit, g.matched, g.pools, g.rel_used,
-           g.recency, g.score, g.repeats
+           g.recency, g.score, g.repeats, g.bm25, g.lexical_rank, g.vector_rank, g.neighbour
     FROM (
         SELECT * FROM grouped WHERE group_rank <= %(per_group)s
         ORDER BY miss_rank, score DESC, occurred_at DESC, id DESC
@@ -463,6 +576,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             recency,
             score,
             repeats,
+            bm25_score,
+            lexical_rank,
+            vector_rank,
+            neighbour,
         ) = row
         candidate = Candidate(
             id=pk,
@@ -476,6 +593,9 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             citations=[c for c in (_json(citations) or []) if isinstance(c, dict)],
             similarity=float(similarity),
             term_hits=int(hits),
+            bm25=float(bm25_score),
+            lexical_rank=None if lexical_rank is None else int(lexical_rank),
+            vector_rank=None if vector_rank is None else int(vector_rank),
             concept_hit=bool(concept_hit),
             matched=bool(matched),
             pools=int(pool_bits),
@@ -486,6 +606,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         )
         candidate.parts = {
             "relevance": round(WEIGHT_RELEVANCE * candidate.relevance, 4),
+            "bm25": round(candidate.bm25, 4),
+            "lexical_rank": candidate.lexical_rank,
+            "vector_rank": candidate.vector_rank,
+            "neighbour": round(float(neighbour), 4),
             "salience": round(WEIGHT_SALIENCE * candidate.salience, 4),
             "recency": round(WEIGHT_RECENCY * candidate.recency, 4),
             "similarity": round(candidate.similarity, 4),

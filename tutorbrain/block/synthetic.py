@@ -159,7 +159,7 @@ class TextPool:
         texts = [indexing.episode_embedding_text(s, t) for _, _, s, t, _ in self.items]
         self.vectors = np.asarray(indexing.embed(texts), dtype=np.float32)
         self.documents = [
-            indexing.search_document(s, t, c if k == "check" else "", [c])
+            indexing.search_document(s, t, c if k == "check" else "", [c], "en")
             for k, c, s, t, _ in self.items
         ]
         self.by_kind: dict[str, list[int]] = {}

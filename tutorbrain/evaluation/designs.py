@@ -143,14 +143,15 @@ def design_episodes(asked: Asked, passages: list[str]) -> Shown:
     from memory.models import Episode, EpisodeIndex
     from tutorbrain.block.tokens import count_tokens
     from tutorbrain.embedder import embed
-    from tutorbrain.language import search_terms
+    from tutorbrain.language import index_terms
 
     pair, now = asked.pair, asked.now
     base = EpisodeIndex.objects.filter(pair_id=pair.pk, occurred_at__lt=now).exclude(
         kind="consolidation"
     )
     relevance: dict[int, float] = {}
-    terms = list(dict.fromkeys(search_terms(asked.message)))
+    # The same stemmed terms the search documents hold (tutorbrain.language.index_terms).
+    terms = list(dict.fromkeys(index_terms(asked.message, pair.subject.language)))
     if terms:
         query = SearchQuery(" | ".join(terms), search_type="raw", config="simple")
         for episode_id in base.filter(search=query).values_list("episode_id", flat=True):

@@ -29,7 +29,7 @@ NO_RECORD_PATTERN = re.compile(
 )
 BUILDS_ON_PATTERN = re.compile(r"^\s*-\s*(?P<name>[^:\n]+?):.*\(builds on: (?P<names>[^)]*)\)")
 STRUGGLES_PREFIX = "struggles with "
-# An episode line of the block: "- 12 Jul · you were asked: …".
+# An episode line of the block: "- 12 Jul · student: …".
 DATED_LINE_PATTERN = re.compile(
     r"^\s*-\s*(?P<day>\d{1,2}) (?P<month>[^\W\d_]+)\.? (?:(?P<year>\d{4}) )?·"
 )

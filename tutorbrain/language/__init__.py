@@ -15,6 +15,7 @@ import importlib
 import re
 import unicodedata
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from tutorbrain.language.data import LANGUAGE_CODES
@@ -120,6 +121,61 @@ def search_terms(text: str) -> list[str]:
     """The distinctive words of a text: normalised, stop words and 1-letter tokens removed."""
     stops = stop_words()
     return [w for w in words(text) if len(w) > 1 and w not in stops and not w.isdigit()]
+
+
+# ---- Index terms: one language's function words out, Snowball stems in -----------------
+
+_STOP_LISTS = Path(__file__).parent / "data" / "stopwords"
+# Apostrophes split words here (French "qu'avons" -> "qu", "avons"; English "Mel's" ->
+# "mel", "s"): the stemmers and the stop lists take the pieces.
+_INDEX_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@cache
+def function_words(code: str) -> frozenset[str]:
+    """The function words of ONE language, normalised (never a union of languages).
+
+    Snowball's stop lists (en, es, pt, fr; data/stopwords/<code>.txt) plus the language
+    module's `extra_stop_words`. Content words are not stop words: "research", "move",
+    "work" or "car" stay searchable.
+    """
+    out: set[str] = set()
+    path = _STOP_LISTS / f"{code}.txt"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                out.update(_INDEX_WORD.findall(normalize(line)))
+    if code in LANGUAGE_CODES:
+        for word in data(code).get("extra_stop_words", []):
+            out.update(_INDEX_WORD.findall(normalize(word)))
+    return frozenset(out)
+
+
+def index_terms(text: str, code: str, *, skip: frozenset[str] = frozenset()) -> list[str]:
+    """The searchable terms of `text` read as language `code`: its content words, stemmed.
+
+    Each word is normalised (case, accents, Arabic letter variants: students leave them
+    out, so both sides drop them before stemming), dropped when it is one of the
+    language's function words, in `skip`, a single letter or a number, and otherwise
+    stemmed with the language's Snowball stemmer, so that "research" and "researching",
+    "camped" and "camping" meet. Both the episodes' search documents and the message's
+    words go through here, each in its own language.
+    """
+    stops = function_words(code)
+    stemmer = _stemmer(code)
+    out = []
+    for plain in _INDEX_WORD.findall(normalize(text)):
+        if len(plain) <= 1 or plain.isdigit() or plain in stops or plain in skip:
+            continue
+        out.append(normalize(stemmer.stemWord(plain)))
+    return out
+
+
+def document_terms(text: str, default_code: str) -> list[str]:
+    """An episode's search terms (memory.indexing's hook), read in the text's own language
+    (`detect`; the subject's language when it cannot be told)."""
+    fallback = default_code if default_code in LANGUAGE_CODES else "en"
+    return index_terms(text, detect(text, fallback=fallback))
 
 
 # ---- Dates from CLDR -------------------------------------------------------------------

@@ -346,7 +346,19 @@ DATA = {
     # Verbs in a teaching cue that name or define something ("in our class we call",
     # "treat X as"): with one, a teaching sentence may create a new taught node.
     "naming_verbs": ["call", "calls", "name", "names", "treat", "consider"],
-    "extra_stop_words": ["please", "thanks", "thank", "hi", "hello", "ok", "okay"],
+    "extra_stop_words": [
+        "please",
+        "thanks",
+        "thank",
+        "hi",
+        "hello",
+        "hey",
+        "ok",
+        "okay",
+        "yeah",
+        "oh",
+        "wow",
+    ],
     # A legacy assessment line that only says nothing is recorded.
     "nothing_recorded_cues": [
         "no quiz attempts",

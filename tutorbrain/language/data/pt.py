@@ -288,7 +288,7 @@ DATA = {
     # Verbs in a teaching cue that name or define something ("in our class we call",
     # "treat X as"): with one, a teaching sentence may create a new taught node.
     "naming_verbs": ["chamamos", "chama", "chamam", "trate", "considere"],
-    "extra_stop_words": ["olá", "ola", "obrigado", "obrigada", "favor"],
+    "extra_stop_words": ["olá", "ola", "obrigado", "obrigada", "favor", "sobre"],
     "nothing_recorded_cues": [
         "nenhuma tentativa",
         "sem tentativas",
