@@ -290,8 +290,8 @@ DATA = {
     # Verbs in a teaching cue that name or define something ("in our class we call",
     # "treat X as"): with one, a teaching sentence may create a new taught node.
     "naming_verbs": ["appelle", "appelons", "appellent", "nomme", "nommons", "traite", "considère"],
-    # "les", "cela", "ça": function words missing from Snowball's French list.
-    "extra_stop_words": ["bonjour", "salut", "merci", "les", "cela", "ça"],
+    # "les", "cela", "ça", "si": function words missing from Snowball's French list.
+    "extra_stop_words": ["bonjour", "salut", "merci", "les", "cela", "ça", "si"],
     "nothing_recorded_cues": [
         "aucune tentative",
         "rien d'enregistré",
