@@ -277,7 +277,8 @@ def test_an_ordinary_question_is_not_a_history_question_and_keeps_its_topic_word
 
 
 def test_cue_and_month_words_are_not_topic_words():
-    assert read_message("What did we see in July about osmosis?").terms == ("osmosis",)
+    # Topic terms are Snowball stems ("osmosis" -> "osmosi"), as the documents hold them.
+    assert read_message("What did we see in July about osmosis?").terms == ("osmosi",)
     assert read_message("¿Qué vimos en julio?").terms == ()
 
 
