@@ -201,11 +201,12 @@ def test_time_words_are_not_topic_words_but_names_are():
     assert janeiro in read_message("O que vimos no Rio de Janeiro?", fallback_language="pt").terms
     assert "week" not in read_message("what did we do last week about cells").terms
     # Found on the LoCoMo dev set: "week" as a topic word outranked the evidence.
-    assert read_message("Which country was Tim visiting in the second week of November?").terms == (
-        "country",
-        "tim",
-        "visiting",
+    # (Topic terms are Snowball stems: "country" -> "countri", "visiting" -> "visit".)
+    terms = set(
+        read_message("Which country was Tim visiting in the second week of November?").terms
     )
+    assert {"countri", "tim", "visit"} <= terms
+    assert not terms & {"week", "novemb", "november"}
 
 
 # ---- the block ------------------------------------------------------------------------------
