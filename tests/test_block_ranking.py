@@ -173,3 +173,49 @@ def test_a_block_without_beliefs_has_no_empty_beliefs_section(pair):
     result = build(pair, "osmosis", budget=BUDGET)
     assert "WHAT YOU CURRENTLY BELIEVE" not in result.text
     assert "student: What is osmosis?" in result.text
+
+
+# ---- "Last time": the newest matching memory is wanted ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "fallback"),
+    [
+        ("What did we talk about osmosis last time?", "en"),
+        ("¿Qué vimos sobre la ósmosis la última vez?", "es"),
+        ("O que vimos sobre osmose da última vez?", "pt"),
+        ("Qu'est-ce qu'on a vu sur l'osmose la dernière fois ?", "fr"),
+        ("ماذا درسنا عن الخاصية الأسموزية المرة الماضية؟", "ar"),
+    ],
+)
+def test_a_last_time_question_asks_for_the_latest_and_the_cue_is_no_topic_word(message, fallback):
+    reading = read_message(message, fallback_language=fallback)
+    assert reading.latest
+    assert not {"last", "time", "ultim", "vez", "derni", "fois"} & set(reading.terms)
+    assert not read_message("What is osmosis?").latest
+
+
+@pytest.mark.django_db
+def test_last_time_recalls_the_newest_exchange_about_the_topic_before_older_better_matches(pair):
+    texts = [("question", f"Chat number {i} about the weather and lunch") for i in range(60)]
+    # Older exchanges match the topic twice over; the newest once.
+    texts[5] = ("question", "Osmosis, osmosis in plant roots again: osmosis and water")
+    texts[20] = ("question", "Osmosis and osmosis pressure in cells, more osmosis")
+    texts[55] = ("question", "Can we look at osmosis in red blood cells?")
+    episodes = _history(pair, texts, step=timedelta(days=2))
+    osmosis_ids = {episodes[i].id for i in (5, 20, 55)}
+
+    def first_shown(message):
+        # The smallest budget that shows any osmosis exchange shows the best-ranked one.
+        for budget in range(100, 400, 5):
+            try:
+                shown = [r.id for r in build(pair, message, budget=budget).recalled]
+            except fmt.BudgetTooSmall:  # below the frame's own size
+                continue
+            if osmosis_ids & set(shown):
+                return shown
+        raise AssertionError("no osmosis exchange shown")
+
+    assert first_shown("What did we talk about osmosis last time?") == [episodes[55].id]
+    # Without the cue the better matches win: the cue, not the budget, made the difference.
+    assert episodes[55].id not in first_shown("What did we talk about osmosis?")

@@ -453,6 +453,7 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
                 working_set_max_seq=_working_set_max_seq(pair, coverage),
                 misses=reading.history and asks_about_mistakes(message),
                 balance_groups=reading.history,
+                latest=reading.latest,
             )
         )
         if window is not None or reading.history:

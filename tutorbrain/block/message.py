@@ -21,6 +21,7 @@ class MessageReading:
     history: bool  # the student asks about their own record
     terms: tuple[str, ...]  # topic terms (stems) for the full-text pool
     language: str = "en"  # the language the message was read in
+    latest: bool = False  # "last time": the most recent matching memory is wanted
 
     @property
     def has_topic(self) -> bool:
@@ -67,15 +68,23 @@ def read_message(message: str, *, fallback_language: str = "en") -> MessageReadi
         return MessageReading(history=False, terms=(), language=fallback_language)
     code = language.detect(message, fallback=fallback_language)
     text = language.normalized_phrase(message)
+    # "Last time" is read before history cues are cut (some hold it: "la última vez").
+    latest_pattern = language.cue_pattern("latest_cues")
+    latest = bool(latest_pattern and latest_pattern.search(text))
     history = False
     pattern = language.cue_pattern("history_cues")
     if pattern is not None and pattern.search(text):
         history = True
         text = pattern.sub(" ", text)
+    if latest_pattern is not None:
+        text = latest_pattern.sub(" ", text)
     skip = _non_topic_words(code) | time_words(message, fallback_language=fallback_language)
     terms = language.index_terms(text, code, skip=skip)
     return MessageReading(
-        history=history, terms=tuple(dict.fromkeys(terms))[:MAX_QUERY_TERMS], language=code
+        history=history,
+        terms=tuple(dict.fromkeys(terms))[:MAX_QUERY_TERMS],
+        language=code,
+        latest=latest,
     )
 
 

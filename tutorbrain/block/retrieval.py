@@ -73,6 +73,9 @@ WEIGHT_CONCEPT = 0.10  # touches a concept the message was routed to
 # failed check weighs more than small talk, but less than a better match.
 WEIGHT_SALIENCE = 0.10
 WEIGHT_RECENCY = 0.02
+# ... except when the message asks for the latest ("what did we talk about X last
+# time?", language data `latest_cues`): then the newest of the matches should win.
+WEIGHT_RECENCY_LATEST = 0.30
 # Without a topic (no message, or only cue words) or with nothing matching, relevance
 # is not used and the recent past is ranked by salience and recency as before.
 WEIGHT_RECENCY_NO_TOPIC = 0.15
@@ -197,6 +200,8 @@ class RetrievalQuery:
     misses: bool = False
     # History mode takes from each kind group in turn: cap the rows of each group.
     balance_groups: bool = False
+    # The message asks for the latest matching memory ("last time").
+    latest: bool = False
 
 
 def session_settings_sql() -> str:
@@ -225,7 +230,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         "w_rel": WEIGHT_RELEVANCE,
         "w_con": WEIGHT_CONCEPT,
         "w_sal": WEIGHT_SALIENCE,
-        "w_rec": WEIGHT_RECENCY,
+        "w_rec": WEIGHT_RECENCY_LATEST if query.latest else WEIGHT_RECENCY,
         "w_rec_none": WEIGHT_RECENCY_NO_TOPIC,
         "half_life": RECENCY_HALF_LIFE_DAYS,
         "max_half_lives": RECENCY_MAX_HALF_LIVES,
@@ -524,8 +529,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                -- Byte order ("C") groups identical summaries as well as the locale's
                -- order would, without its cost.
                count(*) OVER same_text - 1 AS repeats,
-               row_number() OVER (same_text ORDER BY score DESC, occurred_at DESC, id DESC)
-                   AS copy_rank
+               -- One memory recalled N times: shown at its latest occurrence, ranked
+               -- by its best-scored copy (a neighbour boost may lift an older copy).
+               row_number() OVER (same_text ORDER BY occurred_at DESC, id DESC) AS copy_rank,
+               max(score) OVER same_text AS best_copy_score
         FROM scored
         WINDOW same_text AS (PARTITION BY kind, verdict, summary COLLATE "C")
     ),
@@ -535,7 +542,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                    PARTITION BY CASE WHEN kind IN ('check', 'quiz') THEN 'assessment'
                                      WHEN kind IN ('question', 'answer') THEN 'conversation'
                                      ELSE 'other' END
-                   ORDER BY miss_rank, score DESC, occurred_at DESC, id DESC) AS group_rank
+                   ORDER BY miss_rank, best_copy_score DESC, occurred_at DESC, id DESC) AS group_rank
         FROM collapsed WHERE copy_rank = 1
     )
     SELECT g.id, g.kind, g.summary, g.occurred_at, g.salience, g.verdict,
@@ -543,14 +550,14 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
            CASE WHEN g.kind = 'answer' THEN e.evidence->'recalled_ids' END,
            CASE WHEN g.kind = 'answer' THEN e.evidence->'citations' END,
            g.similarity, g.term_hits, g.concept_hit, g.matched, g.pools, g.rel_used,
-           g.recency, g.score, g.repeats, g.bm25, g.lexical_rank, g.vector_rank, g.neighbour
+           g.recency, g.best_copy_score, g.repeats, g.bm25, g.lexical_rank, g.vector_rank, g.neighbour
     FROM (
         SELECT * FROM grouped WHERE group_rank <= %(per_group)s
-        ORDER BY miss_rank, score DESC, occurred_at DESC, id DESC
+        ORDER BY miss_rank, best_copy_score DESC, occurred_at DESC, id DESC
         LIMIT %(rows)s
     ) g
     JOIN memory_episode e ON e.id = g.id
-    ORDER BY g.miss_rank, g.score DESC, g.occurred_at DESC, g.id DESC
+    ORDER BY g.miss_rank, g.best_copy_score DESC, g.occurred_at DESC, g.id DESC
     """
     with block_connection().cursor() as cursor:
         cursor.execute(sql, params)

@@ -29,6 +29,7 @@ CUE_KEYS = (
     "section_furniture",
     "numbered_heading_words",
     "narration_cues",
+    "latest_cues",
     "extra_stop_words",
 )
 

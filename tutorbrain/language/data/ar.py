@@ -188,6 +188,9 @@ DATA = {
         "الجزء",
         "الأسبوع",
     ],
+    # "What did we talk about X last time?": the latest such memory is wanted, so
+    # recency weighs more than a tie-breaker (tutorbrain.block.retrieval).
+    "latest_cues": ["المرة الماضية", "في المرة الماضية", "آخر مرة"],
     "narration_cues": [
         "رأينا",
         "درسنا",

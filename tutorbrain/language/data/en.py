@@ -261,6 +261,9 @@ DATA = {
         "topic",
     ],
     # The tutor narrating the past: an answer that retells earlier sessions.
+    # "What did we talk about X last time?": the latest such memory is wanted, so
+    # recency weighs more than a tie-breaker (tutorbrain.block.retrieval).
+    "latest_cues": ["last time", "the last time", "most recently", "latest"],
     "narration_cues": [
         "we saw",
         "we covered",

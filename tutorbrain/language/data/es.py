@@ -239,6 +239,9 @@ DATA = {
         "módulo",
         "semana",
     ],
+    # "What did we talk about X last time?": the latest such memory is wanted, so
+    # recency weighs more than a tie-breaker (tutorbrain.block.retrieval).
+    "latest_cues": ["la última vez", "última vez", "lo último"],
     "narration_cues": [
         "vimos",
         "hemos visto",

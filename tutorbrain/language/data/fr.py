@@ -215,6 +215,9 @@ DATA = {
         "module",
         "semaine",
     ],
+    # "What did we talk about X last time?": the latest such memory is wanted, so
+    # recency weighs more than a tie-breaker (tutorbrain.block.retrieval).
+    "latest_cues": ["la dernière fois", "dernière fois"],
     "narration_cues": [
         "nous avons vu",
         "on a vu",

@@ -220,6 +220,9 @@ DATA = {
         "módulo",
         "semana",
     ],
+    # "What did we talk about X last time?": the latest such memory is wanted, so
+    # recency weighs more than a tie-breaker (tutorbrain.block.retrieval).
+    "latest_cues": ["da última vez", "na última vez", "última vez"],
     "narration_cues": [
         "vimos",
         "estudamos",
