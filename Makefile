@@ -12,7 +12,7 @@ PORT ?= 8000
 # e.g. make demo DEMO_ARGS=--new-credentials (a new admin password and API key)
 DEMO_ARGS ?=
 
-.PHONY: install test lint format demo serve dev migrate worker beat db-stop clean-db
+.PHONY: chromium install test lint format demo serve dev migrate worker beat db-stop clean-db
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,13 @@ $(SECRETS):
 
 install: $(STAMP) $(SECRETS)
 
-test: $(STAMP) $(SECRETS)
+# The browser tests drive Debian's Chromium (never a downloaded browser).
+CHROMIUM := $(or $(TUTORBRAIN_CHROMIUM),/usr/bin/chromium)
+chromium:
+	@test -x "$(CHROMIUM)" || { echo "Chromium is missing: installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && apt-get install -y -qq chromium; }
+
+test: $(STAMP) $(SECRETS) chromium
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
