@@ -13,41 +13,14 @@ No database, no model: it reads the file and the parser only.
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from tutorbrain.block.timewindow import parse_time_window
-
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-_DIA = re.compile(r"^D(\d+):(\d+)$")
-
-
-def turn_times(conversation: dict) -> tuple[dict[str, datetime], datetime]:
-    """dia_id -> occurred_at, and the protocol's `now` (a day after the last session)."""
-    times: dict[str, datetime] = {}
-    sessions: list[datetime] = []
-    for key, value in conversation.items():
-        match = re.fullmatch(r"session_(\d+)_date_time", key)
-        turns = conversation.get(f"session_{match.group(1)}") if match else None
-        if not turns:
-            continue  # some files carry dates past their last session
-        started = datetime.strptime(value, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-        sessions.append(started)
-        for turn in turns:
-            k = int(_DIA.match(turn["dia_id"]).group(2))  # type: ignore[union-attr]
-            times[turn["dia_id"]] = started + timedelta(seconds=k)
-    return times, max(sessions) + timedelta(days=1)
-
-
-def evidence_ids(qa: dict) -> list[str]:
-    out: list[str] = []
-    for item in qa.get("evidence", []):
-        out.extend(p.strip() for p in re.split(r"[;,]", item) if _DIA.match(p.strip()))
-    return out
+from tutorbrain.evaluation.recall import CATEGORIES, ConversationFileError, conversations_read
 
 
 class Command(BaseCommand):
@@ -60,23 +33,21 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            with open(options["file"], encoding="utf-8") as f:
-                data = json.load(f)
-            if not isinstance(data, list):
-                raise ValueError("expected a list of conversations")
-        except (OSError, ValueError) as exc:
+            conversations, _ = conversations_read(Path(options["file"]))
+        except ConversationFileError as exc:
             raise CommandError(f"file: cannot read {options['file']}: {exc}") from exc
         rows: dict[int, Counter] = {c: Counter() for c in CATEGORIES}
-        for sample in data:
-            times, now = turn_times(sample["conversation"])
-            for qa in sample["qa"]:
-                category, ids = qa.get("category"), evidence_ids(qa)
-                if category not in CATEGORIES or not ids:
-                    continue
-                row = rows[category]
+        for conversation in conversations:
+            # The recall benchmark's protocol: each turn at its session's time + k seconds,
+            # `now` a day after the conversation.
+            times = {turn.dia_id: turn.occurred_at for turn in conversation.turns}
+            now = conversation.last_at + timedelta(days=1)
+            for qa in conversation.questions:
+                ids = qa.evidence
+                row = rows[qa.category]
                 row["questions"] += 1
                 window = parse_time_window(
-                    qa["question"],
+                    qa.question,
                     now=now,
                     timezone_name="UTC",
                     fallback_language=options["language"],
@@ -96,7 +67,7 @@ class Command(BaseCommand):
                     row["lost"] += 1 if outside else 0
                 if options["show"]:
                     state = "ignored (after now)" if window.after(now) else f"{outside} outside"
-                    self.stdout.write(f"  {qa['question'][:80]!r} -> {window.label}: {state}")
+                    self.stdout.write(f"  {qa.question[:80]!r} -> {window.label}: {state}")
         self.stdout.write(
             "| category | questions | windows applied | questions with evidence outside "
             "| evidence turns outside | windows after now (ignored) |"
