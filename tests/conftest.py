@@ -60,6 +60,16 @@ def api(api_key):
 
 
 @pytest.fixture
+def setup(transactional_db):
+    """A committed pair (student in Madrid's zone) and an API client with its key."""
+    pair = PairFactory(student__timezone="Europe/Madrid")
+    _, raw = api_key_create(organization=pair.subject.organization, name="t")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
+    return pair, client
+
+
+@pytest.fixture
 def pair(organization):
     return PairFactory(student__organization=organization, subject__organization=organization)
 

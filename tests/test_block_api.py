@@ -9,25 +9,15 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
 from memory.models import Pair, Student
 from memory.services import api_key_create, episode_append
-from tests.factories import OrganizationFactory, PairFactory
+from tests.factories import OrganizationFactory
 
 URL = "/api/v1/memory-block/"
 NOW = datetime(2026, 9, 20, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def setup(transactional_db):
-    pair = PairFactory(student__timezone="Europe/Madrid")
-    _, raw = api_key_create(organization=pair.subject.organization, name="t")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
-    return pair, client
 
 
 def body(pair, **extra):

@@ -9,25 +9,14 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 from django.db import connection
-from rest_framework.test import APIClient
 
 from memory import indexing
 from memory.models import Episode, Student
-from memory.services import api_key_create, episode_append
-from tests.factories import PairFactory
+from memory.services import episode_append
 from tutorbrain.api.block import MAX_TOKEN_BUDGET
 
 BLOCK = "/api/v1/memory-block/"
 EPISODES = "/api/v1/episodes/"
-
-
-@pytest.fixture
-def setup(transactional_db):
-    pair = PairFactory(student__timezone="Europe/Madrid")
-    _, raw = api_key_create(organization=pair.subject.organization, name="t")
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
-    return pair, client
 
 
 def _event(pair, **fields):
