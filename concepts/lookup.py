@@ -24,6 +24,8 @@ there must be mirrored here.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from concepts.naming import tokens
 
 # Singular <-> plural endings of the last word, both ways (English, Spanish, Portuguese,
@@ -52,15 +54,19 @@ _ENDINGS = (
 )
 
 
-def word_variants(word: str) -> set[str]:
-    """The word and every form that differs from it by a number ending, either way."""
+@lru_cache(maxsize=65536)
+def word_variants(word: str) -> frozenset[str]:
+    """The word and every form that differs from it by a number ending, either way.
+
+    Cached: a file's definitions ask for the same few hundred words tens of thousands
+    of times (`text_key_candidates`)."""
     out = {word}
     for singular, plural in _ENDINGS:
         if word.endswith(singular):
             out.add(word[: len(word) - len(singular)] + plural)
         if word.endswith(plural) and len(word) > len(plural):
             out.add(word[: len(word) - len(plural)] + singular)
-    return {w for w in out if w}
+    return frozenset(w for w in out if w)
 
 
 def key_variants(key: str) -> set[str]:
@@ -86,12 +92,13 @@ def text_key_candidates(text: str, max_tokens: int) -> set[str]:
     """Keys that a concept named in `text` could have: each run of up to `max_tokens`
     tokens, with its last word's number ending undone either way."""
     words = tokens(text)
+    variants = [word_variants(word) for word in words]
     out: set[str] = set()
     for start in range(len(words)):
-        for end in range(start + 1, min(start + max_tokens, len(words)) + 1):
-            head = " ".join(words[start : end - 1])
-            for last in word_variants(words[end - 1]):
-                out.add(f"{head} {last}" if head else last)
+        head = ""  # the run's words before its last, grown one word at a time
+        for end in range(start, min(start + max_tokens, len(words))):
+            out.update(f"{head} {last}" if head else last for last in variants[end])
+            head = f"{head} {words[end]}" if head else words[end]
     return out
 
 

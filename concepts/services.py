@@ -581,22 +581,23 @@ def _add_edges(subject: Subject, pairs: list[tuple[int, int]]) -> None:
 def _ids_by_keys(subject: Subject, keys: set[str] | list[str]) -> list[int]:
     """Ids of the subject's concepts whose key or an alias is one of `keys`.
 
-    The keys go as one array parameter joined by hash (a file's word runs are thousands
-    of strings: `key = ANY(...)` or `aliases && ...` with such a constant compares every
-    row with every string, seconds at a thousand concepts).
+    The keys go as one array joined by hash (a file's word runs are thousands of
+    strings: `key = ANY(...)` or `aliases && ...` with such a constant compares every
+    row with every string, seconds at a thousand concepts). The array is sent as one
+    newline-joined text split by the server: a key never holds a newline, and psycopg
+    quoting tens of thousands of array elements in Python took a second per file.
     """
     if not keys:
         return []
     table = connection.ops.quote_name(Concept._meta.db_table)
-    wanted = sorted(keys)
+    wanted = "\n".join(sorted(keys))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.id FROM {table} AS c JOIN unnest(%s::varchar[]) AS k(key) "
-            "ON c.key = k.key WHERE c.subject_id = %s "
+            f"WITH k AS MATERIALIZED (SELECT unnest(string_to_array(%s, E'\\n')) AS key) "
+            f"SELECT c.id FROM {table} AS c JOIN k ON c.key = k.key WHERE c.subject_id = %s "
             f"UNION SELECT c.id FROM {table} AS c CROSS JOIN LATERAL unnest(c.aliases) "
-            "AS a(alias) JOIN unnest(%s::varchar[]) AS k(key) ON a.alias = k.key "
-            "WHERE c.subject_id = %s",
-            [wanted, subject.pk, wanted, subject.pk],
+            "AS a(alias) JOIN k ON a.alias = k.key WHERE c.subject_id = %s",
+            [wanted, subject.pk, subject.pk],
         )
         return sorted(row[0] for row in cursor.fetchall())
 
@@ -651,23 +652,27 @@ class _MapPool:
 
     def nearest(self, vectors, thresholds: merge.Thresholds | None) -> dict[int, list[Concept]]:
         """Per new name (by index), the concepts whose name vector is within the loosest
-        calibrated merge distance, nearest first (HNSW with iterative scan)."""
+        calibrated merge distance, nearest first (ties by id)."""
         if thresholds is None or not len(vectors):
             return {}
         loosest = min(thresholds.threshold, thresholds.cognate_threshold)
         table = connection.ops.quote_name(Concept._meta.db_table)
         with connection.cursor() as cursor:
-            # Filtering by subject after an approximate index scan could return fewer
-            # than asked; the iterative scan keeps going until it has them.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            # An exact scan of the subject's vectors (the planner chose it over HNSW at
+            # these sizes anyway; exact, it cannot merge differently from run to run).
+            # The vectors are stored out of line (TOAST): compared in place, each is
+            # fetched again for every new name (50 ms a name at 500 concepts). Read once
+            # into a materialised list, copied through real[] so the copy is held
+            # inline (the same floats), a comparison costs about a microsecond.
             cursor.execute(
-                "SELECT q.i, c.id FROM unnest(%s::text[]) WITH ORDINALITY AS q(v, i) "
-                "CROSS JOIN LATERAL (SELECT id, embedding <=> q.v::vector AS d "
-                f"FROM {table} WHERE subject_id = %s AND embedding IS NOT NULL "
-                "ORDER BY embedding <=> q.v::vector LIMIT %s) AS c WHERE c.d <= %s",
+                f"WITH m AS MATERIALIZED (SELECT id, embedding::real[]::vector AS e FROM {table} "
+                "WHERE subject_id = %s AND embedding IS NOT NULL) "
+                "SELECT q.i, c.id FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, i) "
+                "CROSS JOIN LATERAL (SELECT id, e <=> q.v AS d FROM m "
+                "ORDER BY e <=> q.v, id LIMIT %s) AS c WHERE c.d <= %s",
                 [
-                    ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors],
                     self.subject.pk,
+                    ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors],
                     NEAREST_NAMES,
                     1.0 - loosest + 1e-6,
                 ],
@@ -744,6 +749,25 @@ def _add_aliases(concept: Concept, alias_keys: list[str], pool: _MapPool) -> boo
     return bool(new)
 
 
+def _add_sources(subject_file: SubjectFile, sources: dict[int, tuple[str, set[int]]]) -> None:
+    """Provenance of the file's concepts (concept id -> name in the file, pages): new
+    rows in one INSERT, pages added to rows an earlier attempt left (one query each)."""
+    if not sources:
+        return
+    existing = {
+        source.concept_id: source
+        for source in ConceptSource.objects.filter(file=subject_file, concept_id__in=sources)
+    }
+    for concept_id, source in existing.items():
+        source.pages = sorted(set(source.pages) | sources[concept_id][1])
+        source.save(update_fields=["pages"])
+    ConceptSource.objects.bulk_create(
+        ConceptSource(concept_id=concept_id, file=subject_file, pages=sorted(pages), name_in_file=name)
+        for concept_id, (name, pages) in sources.items()
+        if concept_id not in existing
+    )
+
+
 def _merge_into_map(
     subject_file: SubjectFile,
     extracted: list[ExtractedConcept],
@@ -770,6 +794,8 @@ def _merge_into_map(
     created_ids: set[int] = set()
     # name key in this file -> concept
     resolved: dict[str, Concept] = {}
+    # concept id -> (its name in this file, its pages): written in one go after the loop
+    sources: dict[int, tuple[str, set[int]]] = {}
     page_limit = max(subject_file.page_count, 1)
     for index, item in enumerate(extracted):
         key = keys[index]
@@ -841,15 +867,12 @@ def _merge_into_map(
             if _add_aliases(concept, alias_keys, pool):
                 touched[concept.pk] = concept
         resolved[key] = concept
-        pages = sorted({p for p in item.pages if 1 <= p <= page_limit}) or [1]
-        source, created = ConceptSource.objects.get_or_create(
-            concept=concept,
-            file=subject_file,
-            defaults={"pages": pages, "name_in_file": item.name[:200]},
-        )
-        if not created:
-            source.pages = sorted(set(source.pages) | set(pages))
-            source.save(update_fields=["pages"])
+        pages = {p for p in item.pages if 1 <= p <= page_limit} or {1}
+        if concept.pk in sources:
+            sources[concept.pk][1].update(pages)
+        else:
+            sources[concept.pk] = (item.name[:200], pages)
+    _add_sources(subject_file, sources)
 
     # Concepts the definitions (and the extractor's builds-on and assumed names) may
     # name: looked up by every run of words, one query for the file.

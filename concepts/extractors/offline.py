@@ -569,10 +569,14 @@ def _join_abbreviations(candidates: dict[str, _Candidate], order: list[str], tex
         for other_key, long in long_forms.items():
             if other_key == key or other_key not in candidates:
                 continue
-            written = short.name in long.aliases or re.search(
+            # The letter test first: it is cheap and rejects nearly every pair, while the
+            # search compiles a pattern and scans the whole file (candidates squared
+            # times: 18 s on a 100-candidate section).
+            if not is_abbreviation_of(short.name, long.name):
+                continue
+            if short.name in long.aliases or re.search(
                 rf"{re.escape(long.name)}\s*\(\s*{re.escape(short.name)}\s*\)", text, re.I
-            )
-            if written and is_abbreviation_of(short.name, long.name):
+            ):
                 if short.name not in long.aliases:
                     long.aliases.append(short.name)
                 long.pages |= short.pages
