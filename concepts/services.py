@@ -762,7 +762,9 @@ def _add_sources(subject_file: SubjectFile, sources: dict[int, tuple[str, set[in
         source.pages = sorted(set(source.pages) | sources[concept_id][1])
         source.save(update_fields=["pages"])
     ConceptSource.objects.bulk_create(
-        ConceptSource(concept_id=concept_id, file=subject_file, pages=sorted(pages), name_in_file=name)
+        ConceptSource(
+            concept_id=concept_id, file=subject_file, pages=sorted(pages), name_in_file=name
+        )
         for concept_id, (name, pages) in sources.items()
         if concept_id not in existing
     )
