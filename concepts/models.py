@@ -13,7 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 from memory.immutability import AppendOnlyModel, no_truncate
 from memory.models import Episode, Student, Subject, SubjectFile
@@ -102,14 +102,11 @@ class Concept(models.Model):
             # included: 30-50x slower at a thousand concepts (docs/concept-map.md). The
             # block's "top N by centrality" sorts the subject's rows (found by the
             # subject index) instead.
-            # Concept routing of a message: nearest concept names of the subject.
-            HnswIndex(
-                name="concept_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            # No vector index either: nothing searches concept vectors through one (the
+            # merge compares a file's names with the subject's vectors by an exact scan,
+            # the block's routing computes the distance of every concept of the
+            # subject), and keeping an HNSW graph cost ~2 ms for every concept a reading
+            # created (migration 0008).
             GinIndex(fields=["assumes"], name="concept_assumes_gin"),
             # concept_by_name: a name that was merged into a concept under another key.
             GinIndex(fields=["aliases"], name="concept_aliases_gin"),

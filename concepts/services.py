@@ -633,6 +633,35 @@ class _MapPool:
     def __init__(self, subject: Subject):
         self.subject = subject
         self.by_id: dict[int, Concept] = {}
+        # Concepts this reading created, not yet written: one INSERT for all of them
+        # (`flush`) instead of one per concept. Their ids are drawn from the table's
+        # sequence up front, so they sort after every older row exactly as before.
+        self.pending: dict[int, Concept] = {}
+        self._free_ids: list[int] = []
+
+    def create(self, concept: Concept, *, reserve: int) -> Concept:
+        """Hold a new concept with its id; `reserve` ids are drawn when none is left."""
+        if not self._free_ids:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                    [Concept._meta.db_table, max(reserve, 1)],
+                )
+                self._free_ids = sorted(row[0] for row in cursor.fetchall())
+        concept.pk = self._free_ids.pop(0)
+        self.pending[concept.pk] = concept
+        self.by_id[concept.pk] = concept
+        return concept
+
+    def save(self, concept: Concept, fields: list[str]) -> None:
+        """Write a change now, or with the concept's INSERT if it is still pending."""
+        if concept.pk not in self.pending:
+            concept.save(update_fields=fields)
+
+    def flush(self) -> None:
+        if self.pending:
+            Concept.objects.bulk_create(sorted(self.pending.values(), key=lambda c: c.pk))
+            self.pending.clear()
 
     def add(self, concepts) -> list[Concept]:
         out = []
@@ -643,12 +672,18 @@ class _MapPool:
     def by_keys(self, keys: set[str], *, vectors: bool = False) -> list[Concept]:
         """Concepts whose key or an alias is one of `keys` (unique index, GIN on aliases)."""
         ids = _ids_by_keys(self.subject, keys)
-        if not ids:
-            return []
-        query = Concept.objects.filter(pk__in=ids)
-        if not vectors:
-            query = query.defer("embedding")
-        return self.add(query.order_by("pk"))
+        found = []
+        if ids:
+            query = Concept.objects.filter(pk__in=ids)
+            if not vectors:
+                query = query.defer("embedding")
+            found = self.add(query.order_by("pk"))
+        # Pending concepts are not in the table yet; their ids come after every row's.
+        return found + [
+            c
+            for pk, c in sorted(self.pending.items())
+            if c.key in keys or not keys.isdisjoint(c.aliases)
+        ]
 
     def nearest(self, vectors, thresholds: merge.Thresholds | None) -> dict[int, list[Concept]]:
         """Per new name (by index), the concepts whose name vector is within the loosest
@@ -672,7 +707,7 @@ class _MapPool:
                 "ORDER BY e <=> q.v, id LIMIT %s) AS c WHERE c.d <= %s",
                 [
                     self.subject.pk,
-                    ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors],
+                    [_vector_literal(vector) for vector in vectors],
                     NEAREST_NAMES,
                     1.0 - loosest + 1e-6,
                 ],
@@ -700,6 +735,13 @@ class _MapPool:
             for alias in concept.aliases:
                 known.setdefault(alias, concept)
         return known
+
+
+def _vector_literal(vector) -> str:
+    """pgvector's text form of a name vector, 7 significant digits (as always sent here);
+    one %-format call per vector, not one format call per number."""
+    values = [float(x) for x in vector]
+    return "[" + ("%.7g," * len(values))[:-1] % tuple(values) + "]"
 
 
 def _candidates(
@@ -745,7 +787,7 @@ def _add_aliases(concept: Concept, alias_keys: list[str], pool: _MapPool) -> boo
     new = [k for k in new if k not in taken]
     if new:
         concept.aliases = [*concept.aliases, *new]
-        concept.save(update_fields=["aliases", "updated_at"])
+        pool.save(concept, ["aliases", "updated_at"])
     return bool(new)
 
 
@@ -818,19 +860,21 @@ def _merge_into_map(
             by_alias = pool.by_keys(set(alias_keys))
             match_id = by_alias[0].pk if by_alias else None
         if match_id is None:
-            concept = Concept.objects.create(
-                subject=subject,
-                name=item.name[:200],
-                key=key,
-                name_language=file_language[:8],
-                summary=item.summary[:500],
-                definition=item.definition,
-                definition_tokens=_edge_tokens(item),
-                layer=Concept.Layer.FILE,
-                embedding=vector,
-                embedding_model=model_name if vector is not None else "",
+            concept = pool.create(
+                Concept(
+                    subject=subject,
+                    name=item.name[:200],
+                    key=key,
+                    name_language=file_language[:8],
+                    summary=item.summary[:500],
+                    definition=item.definition,
+                    definition_tokens=_edge_tokens(item),
+                    layer=Concept.Layer.FILE,
+                    embedding=vector,
+                    embedding_model=model_name if vector is not None else "",
+                ),
+                reserve=len(extracted) - index,
             )
-            pool.add([concept])
             touched[concept.pk] = concept
             created_ids.add(concept.pk)
             _add_aliases(concept, alias_keys, pool)
@@ -864,7 +908,7 @@ def _merge_into_map(
                 concept.definition_tokens = _edge_tokens(item)
                 fields += ["summary", "definition", "definition_tokens"]
             if fields:
-                concept.save(update_fields=[*dict.fromkeys(fields), "updated_at"])
+                pool.save(concept, [*dict.fromkeys(fields), "updated_at"])
                 touched[concept.pk] = concept
             if _add_aliases(concept, alias_keys, pool):
                 touched[concept.pk] = concept
@@ -874,6 +918,7 @@ def _merge_into_map(
             sources[concept.pk][1].update(pages)
         else:
             sources[concept.pk] = (item.name[:200], pages)
+    pool.flush()
     _add_sources(subject_file, sources)
 
     # Concepts the definitions (and the extractor's builds-on and assumed names) may

@@ -8,16 +8,17 @@ import itertools
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from concepts.extractors import ExtractedConcept
 from concepts.lookup import definition_tokens, key_variants, text_key_candidates, word_variants
-from concepts.models import Concept, Prerequisite
+from concepts.models import Concept, ConceptSource, Prerequisite
 from concepts.naming import concept_key, find_keys_in, same_but_number
-from concepts.services import file_read, file_upload
+from concepts.services import _merge_into_map, file_read, file_upload
 from tests.factories import PairFactory
 
 # Words in singular and plural, English, Romance and Latin/Greek forms.
@@ -115,3 +116,93 @@ def test_reading_a_file_into_a_big_map_costs_what_it_costs_into_a_small_one():
     # merge looks its candidates up; the map-wide numbers are read as plain tuples.
     assert big[0] == small[0], (small, big)
     assert big[1] == small[1] < 100, (small, big)
+
+
+@pytest.mark.django_db
+def test_a_files_new_concepts_and_their_sources_are_written_in_one_insert_each():
+    pair = PairFactory()
+    upload = file_upload(
+        pair=pair,
+        name="cell-biology-notes.md",
+        content=(DATA / "cell-biology-notes.md").read_bytes(),
+        queue=False,
+    )
+    with CaptureQueriesContext(connection) as queries:
+        reading = file_read(subject_file=upload.file)
+    assert reading.state == "done" and reading.concepts_found > 5
+    inserts = [q["sql"].split(")")[0] for q in queries if q["sql"].startswith("INSERT")]
+    # The file's concepts (their ids drawn up front); then one row per assumed node the
+    # recomputation makes (two concepts assume it), as before.
+    file_rows = [i for i in inserts if i.startswith('INSERT INTO "concepts_concept" ("id"')]
+    other_rows = [i for i in inserts if i.startswith('INSERT INTO "concepts_concept" ("subj')]
+    assert len(file_rows) == 1, inserts
+    assumed = Concept.objects.filter(subject=pair.subject, layer=Concept.Layer.ASSUMED)
+    assert len(other_rows) == assumed.count()
+    assert sum(i.startswith('INSERT INTO "concepts_conceptsource"') for i in inserts) == 1
+    sources = ConceptSource.objects.filter(file=upload.file)
+    assert sources.count() == reading.concepts_found
+    assert Concept.objects.filter(subject=pair.subject).count() == sources.count() + assumed.count()
+
+
+def _merge(pair, items: list[ExtractedConcept]) -> None:
+    """Merge extracted concepts as one file (no name vectors: only the name rules)."""
+    upload = file_upload(pair=pair, name="notes.md", content=b"notes", queue=False)
+    with transaction.atomic():
+        _merge_into_map(upload.file, items, [], "", "en")
+
+
+@pytest.mark.django_db
+def test_a_name_joins_a_concept_the_same_file_created_a_moment_before_it_is_written():
+    pair = PairFactory()
+    _merge(
+        pair,
+        [
+            ExtractedConcept("IQR", definition="IQR is the spread of the middle half."),
+            ExtractedConcept("Mitochondrion", definition="A mitochondrion makes ATP."),
+            # Found by its abbreviation among the concepts not yet written.
+            ExtractedConcept("Interquartile range", aliases=["IQR"]),
+            # Found by its number ending among them.
+            ExtractedConcept("Mitochondria", definition="Mitochondria make ATP."),
+        ],
+    )
+    concepts = {c.key: c for c in Concept.objects.filter(subject=pair.subject)}
+    assert sorted(concepts) == ["iqr", "mitochondrion"]
+    assert concepts["iqr"].aliases == ["interquartile range"]
+    assert concepts["mitochondrion"].aliases == ["mitochondria"]
+    # One provenance row per concept, however many of the file's names it took.
+    assert sorted(
+        ConceptSource.objects.filter(concept__subject=pair.subject).values_list(
+            "concept__key", "name_in_file"
+        )
+    ) == [("iqr", "IQR"), ("mitochondrion", "Mitochondrion")]
+
+
+@pytest.mark.django_db
+def test_an_abbreviation_a_new_concept_defines_is_written_with_it():
+    pair = PairFactory()
+    _merge(pair, [ExtractedConcept("Interquartile range", aliases=["IQR"])])
+    (concept,) = Concept.objects.filter(subject=pair.subject)
+    assert concept.key == "interquartile range" and concept.aliases == ["iqr"]
+
+
+@pytest.mark.django_db
+def test_new_concepts_get_ids_after_every_older_concept_in_the_files_order():
+    pair = PairFactory()
+    _bulk_map(pair.subject, 3)
+    oldest_new = Concept.objects.order_by("-pk").first().pk
+    _merge(pair, [ExtractedConcept(name) for name in ["Zygote", "Allele", "Meiosis"]])
+    new = Concept.objects.filter(subject=pair.subject, pk__gt=oldest_new).order_by("pk")
+    assert [c.name for c in new] == ["Zygote", "Allele", "Meiosis"]
+
+
+@pytest.mark.django_db
+def test_reembedding_concepts_at_a_new_dimension_needs_no_vector_index():
+    from tutorbrain.reembed import column_dimensions, resize_column, targets
+
+    (target,) = [t for t in targets() if t.label == "concepts"]
+    assert target.index_name == "" and target.index_sql == ""
+    resize_column(target, 8)
+    assert column_dimensions(target) == 8
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'concept_embedding_hnsw'")
+        assert cursor.fetchone()[0] == 0

@@ -43,7 +43,7 @@ class TutorbrainConfig(AppConfig):
                 select_related=("episode",),
             )
         )
-        from concepts.derived import CONCEPT_INDEX_SQL, concept_texts
+        from concepts.derived import concept_texts
         from concepts.models import Concept
 
         register_target(
@@ -52,8 +52,8 @@ class TutorbrainConfig(AppConfig):
                 model=Concept,
                 vector_field="embedding",
                 model_field="embedding_model",
-                index_name="concept_embedding_hnsw",
-                index_sql=CONCEPT_INDEX_SQL,
+                index_name="",  # no vector index (concepts migration 0008)
+                index_sql="",
                 text_of=concept_texts,
             )
         )

@@ -1,9 +1,10 @@
 """Rebuild derived vectors after the embedding model changes.
 
 Each app that stores vectors registers a target here: the model, its vector field,
-the HNSW index that covers it, and how to build each row's text. `manage.py reembed`
-then (1) resizes the column when the new embedder's dimension differs, dropping and
-recreating the index around it, and (2) recomputes every row's vector in batches.
+the HNSW index that covers it (if any), and how to build each row's text.
+`manage.py reembed` then (1) resizes the column when the new embedder's dimension
+differs, dropping and recreating the index around it, and (2) recomputes every row's
+vector in batches.
 Vectors are derived data: no hashed content is touched.
 """
 
@@ -21,8 +22,8 @@ class ReembedTarget:
     model: type[models.Model]
     vector_field: str
     model_field: str  # CharField naming the model that made the vector ("" = none)
-    index_name: str
-    index_sql: str  # CREATE INDEX ... (with {table} and {column} placeholders)
+    index_name: str  # "" when the column has no vector index
+    index_sql: str  # CREATE INDEX ... (with {table} and {column} placeholders), or ""
     text_of: Callable[[Iterable[models.Model]], list[str]]
     select_related: tuple[str, ...] = ()
 
@@ -62,11 +63,13 @@ def resize_column(target: ReembedTarget, dimensions: int) -> None:
     table = connection.ops.quote_name(target.model._meta.db_table)
     column = connection.ops.quote_name(_column(target))
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP INDEX IF EXISTS {connection.ops.quote_name(target.index_name)}")
+        if target.index_name:
+            cursor.execute(f"DROP INDEX IF EXISTS {connection.ops.quote_name(target.index_name)}")
         cursor.execute(
             f"ALTER TABLE {table} ALTER COLUMN {column} TYPE vector({int(dimensions)}) USING NULL"
         )
-        cursor.execute(target.index_sql.format(table=table, column=column))
+        if target.index_sql:
+            cursor.execute(target.index_sql.format(table=table, column=column))
 
 
 def reembed_target(
