@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Subquery, Value, When
 
 from concepts.models import Concept, FileReading, Prerequisite, SubjectMap, TaughtNote
 from concepts.naming import concept_key, find_keys_in
@@ -17,6 +17,7 @@ __all__ = [
     "MapCycle",
     "MapView",
     "concept_by_name",
+    "concept_descriptions",
     "concept_find_named_in",
     "concept_key",
     "map_cycles",
@@ -151,6 +152,28 @@ def map_for_block(
         ],
         cycle=list(subject_map.cycle) if subject_map is not None else [],
     )
+
+
+def concept_descriptions(*, subject_id: int) -> list[tuple[str, str]]:
+    """(key, description) of every concept of the subject, for routing by words.
+
+    The description is what a person reads about the concept: its name, its definition
+    (its summary when no file defined it) and its latest taught note. One query.
+    """
+    latest_note = (
+        TaughtNote.objects.filter(concept_id=OuterRef("pk"))
+        .order_by("-created_at", "-pk")
+        .values("note")[:1]
+    )
+    rows = (
+        Concept.objects.filter(subject_id=subject_id)
+        .annotate(latest_note=Subquery(latest_note))
+        .values_list("key", "name", "summary", "definition", "latest_note")
+    )
+    return [
+        (key, "\n".join(part for part in (name, definition or summary, note) if part))
+        for key, name, summary, definition, note in rows
+    ]
 
 
 def teaching_order(*, subject: Subject) -> list[Concept]:

@@ -1016,9 +1016,10 @@ def _teach_locked(
         )
     else:
         concept = Concept.objects.select_for_update().get(pk=concept.pk)
-        if not concept.taught:
-            concept.taught = True
-            concept.save(update_fields=["taught", "updated_at"])
+        # Saved even when already taught: the new note changes what the concept's
+        # description says, and the block's routing reads a map version off updated_at.
+        concept.taught = True
+        concept.save(update_fields=["taught", "updated_at"])
     taught_note = TaughtNote.objects.create(
         concept=concept,
         note=note,

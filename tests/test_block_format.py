@@ -127,8 +127,8 @@ def test_map_lines_fill_by_centrality_with_the_r26_header():
     block = fmt.block_format(block_parts, budget=300, zone=ZONE, now=NOW)
 
     assert (
-        "SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, "
-        "NOT the student's mastery):"
+        "SUBJECT MAP (16 concepts; readiness of the material 79%, from its files, checks and "
+        "teaching; NOT the student's mastery):"
     ) in block.text
     shown = [li for li in block.text.splitlines() if li.startswith("- C")]
     assert shown == [f"- C{i}: s" for i in range(len(shown))]

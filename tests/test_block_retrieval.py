@@ -370,8 +370,8 @@ def test_an_ordinary_question_puts_the_map_first(record, pair):
     assert "THE STUDENT IS ASKING ABOUT THEIR OWN RECORD" not in result.text
     assert result.text.index("SUBJECT MAP (") < result.text.index("WHAT YOU CURRENTLY BELIEVE")
     assert (
-        "SUBJECT MAP (2 concepts; the files explain 0% of it, this is about the material, "
-        "NOT the student's mastery):"
+        "SUBJECT MAP (2 concepts; readiness of the material 0%, from its files, checks and "
+        "teaching; NOT the student's mastery):"
     ) in result.text
 
 

@@ -30,7 +30,7 @@ from tutorbrain.block.format import BudgetTooSmall
 MAX_TOKEN_BUDGET = 20_000
 
 EXAMPLE_BLOCK = """===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====
-SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, NOT the student's mastery):
+SUBJECT MAP (16 concepts; readiness of the material 79%, from its files, checks and teaching; NOT the student's mastery):
 - Osmosis: water crossing a membrane towards more solute (builds on: Cell membrane)
 WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):
 - struggles with Osmosis (0.64)

@@ -25,6 +25,7 @@ from django.conf import settings
 
 from config.routers import block_connection, block_reads
 from memory.models import Organization, Pair, Student, Subject
+from tutorbrain.block import concept_words
 from tutorbrain.block import format as fmt
 from tutorbrain.block.message import (
     MessageReading,
@@ -139,10 +140,14 @@ _LOOKUP_SQL = """
            sb.organization_id, sb.external_id, sb.name, sb.language,
            ws.max_seq, ws.embedding_model,
            -- The subject's concepts for routing, in the same round trip.
-           (SELECT json_agg(json_build_array(
+           (SELECT json_build_array(json_agg(json_build_array(
                        c.name, c.key, c.aliases,
                        CASE WHEN %(vector)s::vector IS NULL THEN NULL
-                            ELSE c.embedding <=> %(vector)s::vector END))
+                            ELSE c.embedding <=> %(vector)s::vector END)),
+                   -- The map's version: the cached descriptions are still this map's.
+                   count(*), max(c.id), max(c.updated_at),
+                   (SELECT m.computed_at FROM concepts_subjectmap m
+                    WHERE m.subject_id = sb.id))
             FROM concepts_concept c
             WHERE c.subject_id = sb.id AND %(route)s) AS concepts
     FROM memory_pair p
@@ -159,9 +164,27 @@ ConceptRow = tuple[str, str, list[str], float | None]  # name, key, aliases, cos
 _NOT_READ = object()
 
 
+@dataclass(frozen=True)
+class ConceptRouting:
+    """The subject's concepts as routing reads them, and the map's version."""
+
+    rows: list[ConceptRow]
+    # (count, max id, max updated_at, map computed at): changes with every change to
+    # the concepts, their notes (teaching touches the concept) or the map's recompute.
+    version: tuple
+
+
+def _routing_from_json(value) -> ConceptRouting:
+    if isinstance(value, str):  # Django's psycopg setup hands json over as text
+        value = json.loads(value)
+    concepts, *version = value
+    rows = [(c[0], c[1], list(c[2] or []), c[3]) for c in concepts or []]
+    return ConceptRouting(rows=rows, version=tuple(version))
+
+
 def _lookup(
     request: BuildRequest, *, vector: str | None, route: bool
-) -> tuple[Pair | None, Student | None, Subject | None, Coverage, list[ConceptRow] | None]:
+) -> tuple[Pair | None, Student | None, Subject | None, Coverage, ConceptRouting | None]:
     """The pair, student and subject of *this* organization, by external ids.
 
     External ids are per organization: an id another organization uses is simply
@@ -204,10 +227,8 @@ def _lookup(
         )
         pair.student, pair.subject = student, subject
         coverage = (ws_seq, ws_model) if ws_seq is not None else None
-        if isinstance(concepts, str):  # Django's psycopg setup hands json over as text
-            concepts = json.loads(concepts)
-        rows = [(c[0], c[1], list(c[2] or []), c[3]) for c in concepts or []] if route else None
-        return pair, student, subject, coverage, rows
+        routing = _routing_from_json(concepts) if route else None
+        return pair, student, subject, coverage, routing
     known_student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
     ).first()
@@ -217,20 +238,45 @@ def _lookup(
     return None, known_student, known_subject, None, None
 
 
-def _concept_rows(*, subject: Subject, vector: str | None) -> list[ConceptRow]:
+def _concept_rows(*, subject: Subject, vector: str | None) -> ConceptRouting:
     with block_connection().cursor() as cursor:
         cursor.execute(
-            "SELECT name, key, aliases, CASE WHEN %(vector)s::vector IS NULL THEN NULL "
-            "ELSE embedding <=> %(vector)s::vector END FROM concepts_concept "
-            "WHERE subject_id = %(subject)s",
+            "SELECT json_build_array(json_agg(json_build_array(name, key, aliases, "
+            "CASE WHEN %(vector)s::vector IS NULL THEN NULL "
+            "ELSE embedding <=> %(vector)s::vector END)), count(*), max(id), max(updated_at), "
+            "(SELECT computed_at FROM concepts_subjectmap WHERE subject_id = %(subject)s)) "
+            "FROM concepts_concept WHERE subject_id = %(subject)s",
             {"vector": vector, "subject": subject.pk},
         )
-        return [(r[0], r[1], list(r[2] or []), r[3]) for r in cursor.fetchall()]
+        return _routing_from_json(cursor.fetchone()[0])
 
 
-def _route_concepts(*, rows: list[ConceptRow], message: str) -> tuple[list[str], list[str]]:
-    """Concepts the message is about: named in it (exact key), or nearest by embedding.
+def _description_index(subject: Subject, routing: ConceptRouting):
+    """The subject's concept descriptions for routing by words: cached per map version,
+    read (one query) only when the map changed since this process last read them."""
+    from concepts.selectors import concept_descriptions
 
+    index = concept_words.cached_index(subject.pk, routing.version)
+    if index is None:
+        index = concept_words.description_index_build(
+            concept_descriptions(subject_id=subject.pk), subject_language=subject.language
+        )
+        concept_words.cache_index(subject.pk, routing.version, index)
+    return index
+
+
+def _route_concepts(
+    *,
+    rows: list[ConceptRow],
+    message: str,
+    terms: tuple[str, ...] = (),
+    language_code: str = "en",
+    describe=None,
+) -> tuple[list[str], list[str]]:
+    """Concepts the message is about: named in it (exact key), nearest by embedding, or,
+    when it names none, the one its words describe (`concept_words`).
+
+    `describe` returns the subject's description index (called only when needed).
     Returns (names, keys): the names an episode's `concepts` array may hold for them
     (name and its case variants, and merged aliases), for the concept pool; and the
     concepts' keys, whose map lines lead the map section.
@@ -244,7 +290,8 @@ def _route_concepts(*, rows: list[ConceptRow], message: str) -> tuple[list[str],
         by_key.setdefault(row[1], i)
         for alias in row[2] or []:
             by_key.setdefault(alias, i)
-    chosen: list[int] = [i for _, i in find_keys_in(message, by_key)]
+    named: list[int] = list(dict.fromkeys(i for _, i in find_keys_in(message, by_key)))
+    chosen: list[int] = list(named)
     if any(row[3] is not None for row in rows):
         nearest = sorted(
             (float(row[3]), i)
@@ -254,6 +301,21 @@ def _route_concepts(*, rows: list[ConceptRow], message: str) -> tuple[list[str],
         for distance, i in nearest[:CONCEPT_ROUTE_MAX]:
             if 1 - distance >= CONCEPT_ROUTE_MIN_SIMILARITY:
                 chosen.append(i)
+    if terms and describe is not None:
+        # What the message says beyond the names it holds may describe one more concept:
+        # "Why does a cell burst in pure water?" names Cell, and "burst", "pure", "water"
+        # describe Osmosis. The named concepts' own words are taken out first, so that
+        # "How does osmosis work?" is not also routed to whatever else mentions osmosis.
+        distances = [float(row[3]) for row in rows if row[3] is not None]
+        key = concept_words.best_described(
+            describe(),
+            concept_words.words_beyond_names(terms, [rows[i][0] for i in named], language_code),
+            topicality=1 - min(distances) if distances else None,
+            exclude=[rows[i][1] for i in named],
+        )
+        described = next((i for i, row in enumerate(rows) if row[1] == key), None)
+        if described is not None and described not in chosen:
+            chosen.append(described)
     names: list[str] = []
     keys: list[str] = []
     for i in chosen[: CONCEPT_ROUTE_MAX + 2]:
@@ -403,13 +465,11 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     subject: Subject | None
     coverage: Coverage | object = _NOT_READ
     route = bool(message.strip())
-    concept_rows: list[ConceptRow] | None = None
+    routing: ConceptRouting | None = None
     if pair is not None:
         student, subject = pair.student, pair.subject
     else:
-        pair, student, subject, coverage, concept_rows = _lookup(
-            request, vector=vector, route=route
-        )
+        pair, student, subject, coverage, routing = _lookup(request, vector=vector, route=route)
     _check(cancelled)
     # The message is read in its own language (one stop list, one stemmer, its month
     # names); the subject's language reads a message whose own is unclear ("ok", "DNA").
@@ -432,9 +492,16 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     routed: list[str] = []
     routed_keys: list[str] = []
     if subject is not None and route:
-        if concept_rows is None:
-            concept_rows = _concept_rows(subject=subject, vector=vector)
-        routed, routed_keys = _route_concepts(rows=concept_rows, message=message)
+        if routing is None:
+            routing = _concept_rows(subject=subject, vector=vector)
+        routed_subject, routed_routing = subject, routing
+        routed, routed_keys = _route_concepts(
+            rows=routing.rows,
+            message=message,
+            terms=reading.terms,
+            language_code=reading.language,
+            describe=lambda: _description_index(routed_subject, routed_routing),
+        )
     _check(cancelled)
 
     candidates: list[Candidate] = []

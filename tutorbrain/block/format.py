@@ -38,9 +38,12 @@ BELIEFS_HEADER = (
 )
 EPISODES_HEADER = "EARLIER WORK WITH THIS STUDENT (oldest first):"
 NO_EPISODES_LINE = "- none on record: this is your first work with this student in this subject"
+# The percent is the map's readiness (R-2.5): each concept's band — named 0.35, explained
+# by a file 0.60, confirmed by a check 0.85, taught 1.0 — weighted by centrality. Checks
+# and teaching raise it, so it is not a share the files explain, and must not say so.
 MAP_HEADER = (
-    "SUBJECT MAP ({count} concepts; the files explain {percent}% of it, this is about the "
-    "material, NOT the student's mastery):"
+    "SUBJECT MAP ({count} concepts; readiness of the material {percent}%, from its files, "
+    "checks and teaching; NOT the student's mastery):"
 )
 NO_MAP_LINE = "- no file of this subject has been read yet"
 HOW_TO_USE = (
@@ -202,21 +205,24 @@ class MapLine:
         """`- Name: summary [taught: note] (builds on: A, B)` within LINE_MAX_TOKENS.
 
         When the line is too long the summary and the note are cut, never the builds-on
-        list: the prerequisites are what a "what should I review before X" needs.
+        list: the prerequisites are what a "what should I review before X" needs. The
+        file's summary is cut first: the taught note is what a person chose to say about
+        the concept, and is kept whole when it fits the line on its own.
         """
         head = f"- {self.name}"
         tail = f" (builds on: {', '.join(self.builds_on)})" if self.builds_on else ""
-        middle = ""
         summary = _without_name_prefix(" ".join(self.summary.split()), self.name)
-        if summary:
-            middle += f": {summary}"
-        if self.taught_note:
-            middle += f" [taught: {' '.join(self.taught_note.split())}]"
+        summary_part = f": {summary}" if summary else ""
+        note_part = f" [taught: {' '.join(self.taught_note.split())}]" if self.taught_note else ""
+        middle = summary_part + note_part
         text = head + middle + tail
         if count_tokens(text) <= LINE_MAX_TOKENS:
             return text
         # One token kept back for the "]" that closes a cut taught note.
         room = LINE_MAX_TOKENS - count_tokens(head + tail) - 1
+        if note_part and count_tokens(note_part) <= room:
+            left = room - count_tokens(note_part)
+            return head + truncate_to_tokens(summary_part, left) + note_part + tail
         cut = truncate_to_tokens(middle, room) if room > 0 else ""
         if "[taught: " in cut and not cut.endswith("]"):
             cut += "]"

@@ -58,5 +58,5 @@ class Command(BaseCommand):
         view = map_for_block(subject=subject)
         self.stdout.write(
             f"map of {subject.external_id}: {view.concept_count} concepts, "
-            f"the files explain {round(view.readiness * 100)}% of it"
+            f"readiness of the material {round(view.readiness * 100)}%"
         )
