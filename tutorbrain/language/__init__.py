@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -163,13 +163,20 @@ def index_terms(text: str, code: str, *, skip: frozenset[str] = frozenset()) -> 
     words go through here, each in its own language.
     """
     stops = function_words(code)
-    stemmer = _stemmer(code)
     out = []
     for plain in _INDEX_WORD.findall(normalize(text)):
         if len(plain) <= 1 or plain.isdigit() or plain in stops or plain in skip:
             continue
-        out.append(normalize(stemmer.stemWord(plain)))
+        out.append(_index_stem(code, plain))
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _index_stem(code: str, plain: str) -> str:
+    # The Snowball stemmers are pure Python (~0.1 ms a word): a vocabulary repeats, so
+    # each (language, word) is stemmed once per process — indexing a map's descriptions
+    # or a history's episodes costs a dictionary look-up per repeated word.
+    return normalize(_stemmer(code).stemWord(plain))
 
 
 def document_terms(text: str, default_code: str) -> list[str]:
