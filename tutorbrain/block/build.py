@@ -9,7 +9,8 @@ Queries per build (pinned by a test): the student and subject lookup, concept ro
 the candidates (one statement, tutorbrain.block.retrieval), beliefs, the map (four,
 concepts.selectors.map_for_block), citation status when a recalled answer cites files,
 the self-model's limits sentence, and once per database connection the session
-settings of the vector index.
+settings of the vector index; once per process and map version, the concepts'
+descriptions for routing by words (tutorbrain.block.concept_words).
 """
 
 from __future__ import annotations
@@ -273,10 +274,11 @@ def _route_concepts(
     language_code: str = "en",
     describe=None,
 ) -> tuple[list[str], list[str]]:
-    """Concepts the message is about: named in it (exact key), nearest by embedding, or,
-    when it names none, the one its words describe (`concept_words`).
+    """Concepts the message is about: named in it (exact key), nearest by embedding, and
+    at most one more that its other words describe (`concept_words`).
 
-    `describe` returns the subject's description index (called only when needed).
+    `describe` returns the subject's description index (called only when the message
+    is near enough to the subject to be routed by its words at all).
     Returns (names, keys): the names an episode's `concepts` array may hold for them
     (name and its case variants, and merged aliases), for the concept pool; and the
     concepts' keys, whose map lines lead the map section.
@@ -307,15 +309,17 @@ def _route_concepts(
         # describe Osmosis. The named concepts' own words are taken out first, so that
         # "How does osmosis work?" is not also routed to whatever else mentions osmosis.
         distances = [float(row[3]) for row in rows if row[3] is not None]
-        key = concept_words.best_described(
-            describe(),
-            concept_words.words_beyond_names(terms, [rows[i][0] for i in named], language_code),
-            topicality=1 - min(distances) if distances else None,
-            exclude=[rows[i][1] for i in named],
-        )
-        described = next((i for i, row in enumerate(rows) if row[1] == key), None)
-        if described is not None and described not in chosen:
-            chosen.append(described)
+        topicality = 1 - min(distances) if distances else None
+        if topicality is not None and topicality >= concept_words.TOPICAL_MIN:
+            key = concept_words.best_described(
+                describe(),
+                concept_words.words_beyond_names(terms, [rows[i][0] for i in named], language_code),
+                topicality=topicality,
+                exclude=[rows[i][1] for i in named],
+            )
+            described = next((i for i, row in enumerate(rows) if row[1] == key), None)
+            if described is not None and described not in chosen:
+                chosen.append(described)
     names: list[str] = []
     keys: list[str] = []
     for i in chosen[: CONCEPT_ROUTE_MAX + 2]:
