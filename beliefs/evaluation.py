@@ -267,19 +267,23 @@ class BeliefPredictions:
     organization_slug: str
 
 
-def belief_predictions(split: Split, *, passes: int = 2, progress=None) -> BeliefPredictions:
+def belief_predictions(
+    split: Split, *, passes: int = 2, learn: bool = True, progress=None
+) -> BeliefPredictions:
     """Derive the pre-cut checks into beliefs in a scratch organization and read p_right.
 
     Each student's checks are appended as `check` episodes (topic = the concept's name,
     routed by exact name as in production), with the after-commit derivation off; then
     every pair is re-derived as of its cut (R-4.5), `passes` times, so that every pair's
-    prior leans on every other pair's beliefs. Call inside a transaction that the caller
+    prior leans on every other pair's beliefs. With `learn`, the subject's learning model
+    is fitted after the first pass, as the nightly cycle would (beliefs.learning), so
+    `passes` ≥ 2 derive with it. Call inside a transaction that the caller
     rolls back to leave nothing behind.
     """
     from beliefs.apps import DERIVE_DISPATCH_UID
     from beliefs.models import Belief
     from beliefs.selectors import concept_priors, pair_own_counts
-    from beliefs.services import beliefs_rederive, on_episodes_appended
+    from beliefs.services import beliefs_fit_learning, beliefs_rederive, on_episodes_appended
     from concepts.models import Concept
     from concepts.selectors import concept_key
     from memory.services import (
@@ -338,6 +342,10 @@ def belief_predictions(split: Split, *, passes: int = 2, progress=None) -> Belie
             beliefs_rederive(pair=pairs[student], now=split.cuts.get(student, last))
             if progress:
                 progress(round_number, i + 1, len(with_history))
+        if round_number == 0 and learn:
+            # The nightly fit of the learning model, on the pre-cut checks only (the
+            # first pass routed them); the next pass derives with it.
+            beliefs_fit_learning(subject_id=subject.pk, now=max(split.cuts.values(), default=None))
 
     current: dict[tuple[int, int], float] = {}
     for pair_id, concept_id, p_right in (
@@ -418,13 +426,14 @@ def evaluate(
     *,
     history_share: float = DEFAULT_HISTORY_SHARE,
     passes: int = 2,
+    learn: bool = True,
     progress=None,
 ) -> EvaluationReport:
     split = split_at_cuts(checks, history_share=history_share)
     if not split.targets:
         raise LogError("no check falls after a student's cut: nothing to predict")
     verdicts = [t.verdict for t in split.targets]
-    beliefs = belief_predictions(split, passes=passes, progress=progress)
+    beliefs = belief_predictions(split, passes=passes, learn=learn, progress=progress)
     report = EvaluationReport(
         checks=len(checks),
         students=len({c.student for c in checks}),

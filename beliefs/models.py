@@ -18,7 +18,7 @@ from django.db.models import Deferrable, F, Q
 
 from concepts.models import Concept
 from memory.immutability import AppendOnlyModel, ImmutableRecordError, no_truncate
-from memory.models import Episode, Pair
+from memory.models import Episode, Pair, Subject
 
 # The one column an existing belief row may change (once, from NULL).
 SUCCESSOR_FIELD = "superseded_by"
@@ -291,6 +291,37 @@ class Rederivation(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"re-derivation of {self.pair} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class BeliefLearningFit(AppendOnlyModel):
+    """One nightly fit of a subject's learning model (beliefs.learning, issue #12).
+
+    Append-only: the newest row of a subject is the one derivation uses; the older ones
+    say what the model was when an older belief was written.
+    """
+
+    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="+")
+    rules_version = models.CharField(max_length=40)
+    checks = models.PositiveIntegerField()
+    students = models.PositiveIntegerField()
+    # beliefs.learning.LearningModel.as_json(): coefficients, concept offsets and means.
+    coefficients = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # "The newest fit of a subject", read by every derivation.
+            models.Index(fields=["subject", "-created_at", "-id"], name="learning_fit_subject_idx"),
+        ]
+        triggers = [
+            pgtrigger.Protect(
+                name="learning_fit_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+            ),
+            no_truncate("learning_fit_no_truncate"),
+        ]
+
+    def __str__(self) -> str:
+        return f"learning model of {self.subject} fitted {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class PairBeliefs(Pair):

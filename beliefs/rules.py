@@ -33,8 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from beliefs.learning import LearningModel, practice_logit, sigmoid
+
 # Recorded on every re-derivation so a reader knows which rules produced a belief.
-RULES_VERSION = "eb-beta-2"
+RULES_VERSION = "eb-beta-learning-3"
 
 # A verdict as an outcome: a partial answer is half right.
 VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -95,11 +97,24 @@ class CheckPoint:
 
 
 @dataclass(frozen=True)
+class Practice:
+    """The learning term (beliefs.learning) for one student and concept: the logit before
+    any practice on it, and the weights of earlier right and wrong answers."""
+
+    base_logit: float
+    wins: float
+    fails: float
+
+
+@dataclass(frozen=True)
 class Prior:
-    """What the subject's other students show on a concept, as a Beta prior."""
+    """What the subject's other students show on a concept, as a Beta prior; with the
+    subject's fitted learning model, `practice` replaces the Beta posterior and
+    `strength` is None (the prior is not worth a number of checks there)."""
 
     mean: float
-    strength: float
+    strength: float | None
+    practice: Practice | None = None
 
 
 DEFAULT_PRIOR = Prior(mean=SUBJECT_RATE_DEFAULT, strength=PRIOR_STRENGTH_DEFAULT)
@@ -157,7 +172,24 @@ def session_times(points: Sequence[CheckPoint]) -> dict[int, datetime]:
 
 
 def posterior_p_right(points: Sequence[CheckPoint], prior: Prior) -> float:
-    """Beta posterior mean of a right answer: prior pseudo-checks plus weighted outcomes."""
+    """Beta posterior mean of a right answer: prior pseudo-checks plus weighted outcomes.
+
+    With a learning model (prior.practice) the prediction is the fitted model's instead:
+    the counts of earlier right and wrong answers move the logit (beliefs.learning). A
+    sum over the checks, so their order does not matter.
+    """
+    if prior.practice is not None:
+        wins = sum(VERDICT_OUTCOME[p.verdict] for p in points)
+        logit = practice_logit(
+            wins,
+            len(points) - wins,
+            prior.practice.base_logit,
+            prior.practice.wins,
+            prior.practice.fails,
+        )
+        return min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX)
+    if prior.strength is None:
+        raise ValueError("a Beta prior needs a strength")
     sessions = session_times(points)
     newest = max(sessions.values())
     right, total = prior.strength * prior.mean, prior.strength
@@ -284,6 +316,8 @@ class PriorTable:
     means: Mapping[int, float]
     # Pseudo-checks of the student's level; None: students' levels do not differ here.
     ability_checks: float | None = ABILITY_PSEUDO_CHECKS
+    # The subject's fitted learning model (nightly), when it has one.
+    learning: LearningModel | None = None
 
     def for_concept(self, concept_id: int) -> Prior:
         return Prior(mean=self.means.get(concept_id, self.rate), strength=self.strength)
@@ -292,7 +326,16 @@ class PriorTable:
         """The concept's prior shifted by the student's level on their other concepts.
 
         `own`: the student's (right, checks) per concept (a partial is half right).
+        With a learning model, the model's logit before practice (its own concept
+        difficulty and level weight) is the prior.
         """
+        if self.learning is not None:
+            logit = self.learning.base_logit(concept_id, own)
+            return Prior(
+                mean=min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX),
+                strength=None,
+                practice=Practice(logit, self.learning.wins, self.learning.fails),
+            )
         base = self.for_concept(concept_id)
         if self.ability_checks is None:
             return base

@@ -3,7 +3,7 @@ the honest report (R-4.6)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from django.db.models import (
@@ -15,8 +15,8 @@ from django.db.models import (
     Subquery,
 )
 
-from beliefs import rules
-from beliefs.models import Belief, BeliefEvidence, Rederivation
+from beliefs import learning, rules
+from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import reads_like_utterance
 from memory.models import Episode, Pair
 from memory.selectors import answers_unanswerable
@@ -48,7 +48,8 @@ def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> ru
     student's own checks are their evidence, not their prior): one query for the rows'
     counts, every concept of the subject (the prior strength, the subject's rate and the
     weight of a student's level are pooled over all of them). Rows written before
-    `right_count` existed are not counted.
+    `right_count` existed are not counted. With the subject's newest learning fit (one
+    more query), the table carries it and the priors come from the fitted model.
     """
     qs = Belief.objects.current().filter(
         pair__subject_id=subject_id, right_count__isnull=False, check_count__gt=0
@@ -56,7 +57,51 @@ def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> ru
     if exclude_pair_id is not None:
         qs = qs.exclude(pair_id=exclude_pair_id)
     rows = list(qs.values_list("pair_id", "concept_id", "right_count", "check_count"))
-    return rules.priors_from_rows(rows)
+    table = rules.priors_from_rows(rows)
+    model = learning_model_latest(subject_id=subject_id)
+    return table if model is None else replace(table, learning=model)
+
+
+def learning_model_latest(*, subject_id: int) -> learning.LearningModel | None:
+    """The subject's newest fitted learning model (beliefs.learning), None before the
+    first fit. One query (learning_fit_subject_idx)."""
+    coefficients = (
+        BeliefLearningFit.objects.filter(subject_id=subject_id)
+        .order_by("-created_at", "-id")
+        .values_list("coefficients", flat=True)
+        .first()
+    )
+    return None if coefficients is None else learning.LearningModel.from_json(coefficients)
+
+
+def learning_fit_latest(*, subject_id: int) -> BeliefLearningFit | None:
+    return (
+        BeliefLearningFit.objects.filter(subject_id=subject_id)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def subject_check_histories(*, subject_id: int) -> dict[int, list[learning.LoggedOutcome]]:
+    """Every routed check of the subject's students, per pair: the training rows of the
+    learning model. The current beliefs' evidence is exactly the checks routed to their
+    concepts (a new row links all of them). One query."""
+    rows = (
+        BeliefEvidence.objects.filter(
+            belief__pair__subject_id=subject_id,
+            belief__superseded_by__isnull=True,
+            episode__kind=Episode.Kind.CHECK,
+        )
+        .exclude(belief__reason=Belief.Reason.RETIREMENT)
+        .values_list(
+            "belief__pair_id",
+            "belief__concept_id",
+            "episode_id",
+            "episode__occurred_at",
+            "episode__verdict",
+        )
+    )
+    return learning.histories_from_rows(rows)
 
 
 def pair_own_counts(*, pair_id: int) -> dict[int, tuple[float, int]]:

@@ -18,10 +18,10 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from beliefs import rules
-from beliefs.models import Belief, BeliefEvidence, Rederivation
+from beliefs import learning, rules
+from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import ConceptRouter, Route
-from beliefs.selectors import concept_priors, pair_own_counts
+from beliefs.selectors import concept_priors, pair_own_counts, subject_check_histories
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
@@ -149,8 +149,9 @@ def _write_derived(
 
 
 def _prior_of(head: Belief) -> rules.Prior | None:
-    if head.prior_right is None or head.prior_strength is None:
+    if head.prior_right is None:
         return None
+    # A row derived with the learning model has a prior mean but no strength.
     return rules.Prior(mean=head.prior_right, strength=head.prior_strength)
 
 
@@ -620,3 +621,48 @@ def beliefs_rederive_schedule(*, pair_ids: Sequence[int], requested_by=None) -> 
             partial(rederive_pairs.delay, pair_ids=chunk, requested_by_id=user_id)
         )
     return len(chunks)
+
+
+def beliefs_fit_learning(
+    *, subject_id: int, now: datetime | None = None
+) -> BeliefLearningFit | None:
+    """Fit the subject's learning model (beliefs.learning) on every routed check of its
+    students and store it; derivations from now on use it. None, nothing written, while
+    the subject has too little data for a fit (they keep the Beta posterior).
+
+    Beliefs already written keep their p_right until their next check, decay or
+    re-derivation: a fit is not a reason to rewrite every student's beliefs at night.
+    """
+    now = now or timezone.now()
+    model = learning.fit(subject_check_histories(subject_id=subject_id))
+    if model is None:
+        return None
+    return BeliefLearningFit.objects.create(
+        subject_id=subject_id,
+        rules_version=rules.RULES_VERSION,
+        checks=model.checks,
+        students=model.students,
+        coefficients=model.as_json(),
+        created_at=now,
+    )
+
+
+def beliefs_fit_learning_all(*, now: datetime | None = None) -> list[BeliefLearningFit]:
+    """The nightly fit for every subject with current beliefs. A subject whose fit fails
+    is logged and skipped: the others still get theirs, and its derivations keep the
+    previous fit (or the Beta posterior)."""
+    now = now or timezone.now()
+    subject_ids = sorted(
+        set(Belief.objects.current().values_list("pair__subject_id", flat=True).distinct())
+    )
+    fits = []
+    for subject_id in subject_ids:
+        try:
+            with transaction.atomic():
+                fit = beliefs_fit_learning(subject_id=subject_id, now=now)
+        except Exception:
+            logger.exception("learning model fit of subject %s failed", subject_id)
+            continue
+        if fit is not None:
+            fits.append(fit)
+    return fits

@@ -31,6 +31,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from beliefs.selectors import beliefs_due_for_decay
+from beliefs.services import beliefs_fit_learning_all
 from memory.models import Episode, Pair
 from memory.services import advisory_lock_key
 from tutorbrain.models import NightlyRun
@@ -322,6 +323,8 @@ class FanOut:
     pair_ids: list[int]
     enqueued: int
     all_pairs_snapshot_id: int | None
+    # Subjects whose learning model (beliefs.learning) was fitted tonight.
+    learning_fits: int = 0
 
 
 def fan_out_prepare(*, day: dt.date, pair_ids: list[int] | None = None) -> list[int]:
@@ -348,13 +351,15 @@ def night_run(
     pair_ids: list[int] | None = None,
     embed: bool | None = None,
 ) -> FanOut:
-    """The whole night: the all-pairs calibration snapshot and one cycle per pair.
+    """The whole night: the all-pairs calibration snapshot, the subjects' learning models
+    (before the pairs' cycles, so tonight's decays lean on them) and one cycle per pair.
 
     With `enqueue`, each pair's cycle is handed to it (the Celery fan-out); without, the
     cycles run here, one after the other.
     """
     _, end = services.day_bounds(day)
     snapshot = services.calibration_all_pairs_write(day=day, now=end)
+    fits = beliefs_fit_learning_all(now=end)
     todo = fan_out_prepare(day=day, pair_ids=pair_ids)
     for pair_id in todo:
         if enqueue is not None:
@@ -366,4 +371,5 @@ def night_run(
         pair_ids=todo,
         enqueued=len(todo) if enqueue else 0,
         all_pairs_snapshot_id=snapshot.pk,
+        learning_fits=len(fits),
     )

@@ -1,6 +1,6 @@
 """Measure whether beliefs' p_right is calibrated and ranks well (issue #12).
 
-    manage.py evaluate_beliefs FILE [--history-share 0.7] [--json OUT] [--keep]
+    manage.py evaluate_beliefs FILE [--history-share 0.7] [--json OUT] [--keep] [--no-learning]
     manage.py evaluate_beliefs --simulate SEED [--setting default] [--write FILE]
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
@@ -71,6 +71,11 @@ class Command(BaseCommand):
         parser.add_argument("--write", help="also write the log used to this CSV file")
         parser.add_argument("--history-share", type=float, default=evaluation.DEFAULT_HISTORY_SHARE)
         parser.add_argument("--passes", type=int, default=2, help="re-derivation passes")
+        parser.add_argument(
+            "--no-learning",
+            action="store_true",
+            help="derive without fitting the learning model (the Beta posterior alone)",
+        )
         parser.add_argument("--json", help="write the numbers to this JSON file")
         parser.add_argument("--keep", action="store_true", help="keep the scratch organization")
 
@@ -117,6 +122,7 @@ class Command(BaseCommand):
                     checks,
                     history_share=options["history_share"],
                     passes=options["passes"],
+                    learn=not options["no_learning"],
                     progress=progress,
                 )
                 if not options["keep"]:

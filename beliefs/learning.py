@@ -1,0 +1,245 @@
+"""The learning term of p_right: students improve with practice (issue #12).
+
+A Beta posterior over a student's own checks treats every answer as a draw from a fixed
+rate: it cannot see that the fifth attempt at a concept is more often right than the
+first. This module fits, per subject and over the whole population, a
+performance-factor-analysis model (Pavlik, Cen & Koedinger 2009) of every logged check:
+
+    logit p(right) = b + b_c + w · log(1 + W) + f · log(1 + F) + l · A
+
+* W, F: the student's earlier right and wrong answers on the concept (a partial is half
+  of each), so practice that went well and practice that went badly count differently;
+* b_c: the concept's offset from the subject's intercept b (its difficulty), shrunk
+  towards 0 by a ridge so that a concept with few checks leans on the subject;
+* A: the student's level, Σ (y − m_k) / (N + LEVEL_PSEUDO_CHECKS) over their checks on
+  the subject's *other* concepts (m_k: concept k's mean), so a student who does well
+  elsewhere starts a new concept higher.
+
+The coefficients are fitted by Newton's method (iteratively reweighted least squares) on
+a few thousand rows in numpy, deterministically: no sampling, no generative model.
+Each training row is one logged check with the features as they were *before* it.
+Fitted by the nightly cycle (beliefs.services.beliefs_fit_learning) and stored
+(BeliefLearningFit); derivation reads the newest fit of the subject and falls back to
+the Beta posterior (beliefs.rules) while a subject has too little data for one.
+
+Pure: no database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+# A subject needs this many routed checks from this many students before a fit is made
+# (below that, the Beta posterior alone: too few rows to tell practice from chance).
+LEARNING_MIN_CHECKS = 200
+LEARNING_MIN_STUDENTS = 20
+# The student's level is shrunk towards 0 by this many pseudo-checks.
+LEVEL_PSEUDO_CHECKS = 10.0
+# A concept's mean (for the level) is shrunk towards the subject's rate by this many
+# pseudo-checks.
+CONCEPT_MEAN_PSEUDO_CHECKS = 3.0
+# Ridge (L2) on the concepts' offsets: a concept with a handful of checks stays near the
+# subject's intercept. A tiny ridge on the other coefficients keeps Newton's steps
+# defined when a feature has no spread (everyone on their first attempt).
+CONCEPT_OFFSET_RIDGE = 1.0
+COEFFICIENT_RIDGE = 1e-3
+NEWTON_STEPS = 25
+NEWTON_TOLERANCE = 1e-8
+
+OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
+
+
+@dataclass(frozen=True)
+class LoggedOutcome:
+    """One routed check of a student, as the fit sees it."""
+
+    concept_id: int
+    occurred_at: datetime
+    episode_id: int
+    verdict: str
+
+
+@dataclass(frozen=True)
+class LearningModel:
+    """The fitted coefficients of a subject (see the module docstring)."""
+
+    intercept: float
+    wins: float
+    fails: float
+    level: float
+    offsets: Mapping[int, float]
+    means: Mapping[int, float]
+    rate: float
+    checks: int = 0
+    students: int = 0
+
+    def level_of(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
+        """A: the student's excess over the concepts' means on their *other* concepts."""
+        excess = checks = 0.0
+        for other, (right, n) in own.items():
+            if other == concept_id or n <= 0:
+                continue
+            excess += right - n * self.means.get(other, self.rate)
+            checks += n
+        return excess / (checks + LEVEL_PSEUDO_CHECKS)
+
+    def base_logit(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
+        """The logit before any practice on the concept: b + b_c + l · A."""
+        return (
+            self.intercept
+            + self.offsets.get(concept_id, 0.0)
+            + self.level * self.level_of(concept_id, own)
+        )
+
+    def as_json(self) -> dict:
+        return {
+            "intercept": self.intercept,
+            "wins": self.wins,
+            "fails": self.fails,
+            "level": self.level,
+            "offsets": {str(k): v for k, v in self.offsets.items()},
+            "means": {str(k): v for k, v in self.means.items()},
+            "rate": self.rate,
+            "checks": self.checks,
+            "students": self.students,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> LearningModel:
+        return cls(
+            intercept=float(data["intercept"]),
+            wins=float(data["wins"]),
+            fails=float(data["fails"]),
+            level=float(data["level"]),
+            offsets={int(k): float(v) for k, v in data["offsets"].items()},
+            means={int(k): float(v) for k, v in data["means"].items()},
+            rate=float(data["rate"]),
+            checks=int(data.get("checks", 0)),
+            students=int(data.get("students", 0)),
+        )
+
+
+def sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def practice_logit(wins: float, fails: float, base: float, w: float, f: float) -> float:
+    return base + w * math.log1p(wins) + f * math.log1p(fails)
+
+
+def _concept_means(histories: Mapping[int, Sequence[LoggedOutcome]]) -> tuple[dict, float]:
+    sums: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for rows in histories.values():
+        for r in rows:
+            sums[r.concept_id][0] += OUTCOME[r.verdict]
+            sums[r.concept_id][1] += 1.0
+    right = sum(s[0] for s in sums.values())
+    total = sum(s[1] for s in sums.values())
+    rate = right / total if total else 0.5
+    means = {
+        c: (s[0] + CONCEPT_MEAN_PSEUDO_CHECKS * rate) / (s[1] + CONCEPT_MEAN_PSEUDO_CHECKS)
+        for c, s in sums.items()
+    }
+    return means, rate
+
+
+def training_rows(
+    histories: Mapping[int, Sequence[LoggedOutcome]], means: Mapping[int, float], rate: float
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Per logged check: its concept, (log(1+W), log(1+F), A) before it, and its outcome."""
+    concepts: list[int] = []
+    features: list[tuple[float, float, float]] = []
+    outcomes: list[float] = []
+    for rows in histories.values():
+        wins: dict[int, float] = defaultdict(float)
+        fails: dict[int, float] = defaultdict(float)
+        excess: dict[int, float] = defaultdict(float)  # per concept: Σ (y − m)
+        counts: dict[int, float] = defaultdict(float)
+        total_excess = total_checks = 0.0
+        for r in sorted(rows, key=lambda r: (r.occurred_at, r.episode_id)):
+            c = r.concept_id
+            y = OUTCOME[r.verdict]
+            level = (total_excess - excess[c]) / (total_checks - counts[c] + LEVEL_PSEUDO_CHECKS)
+            concepts.append(c)
+            features.append((math.log1p(wins[c]), math.log1p(fails[c]), level))
+            outcomes.append(y)
+            wins[c] += y
+            fails[c] += 1.0 - y
+            d = y - means.get(c, rate)
+            excess[c] += d
+            counts[c] += 1.0
+            total_excess += d
+            total_checks += 1.0
+    return concepts, np.array(features, dtype=float), np.array(outcomes, dtype=float)
+
+
+def _newton(x: np.ndarray, y: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+    """Ridge-penalised logistic regression with fractional outcomes (a partial is ½)."""
+    beta = np.zeros(x.shape[1])
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        gradient = x.T @ (p - y) + ridge * beta
+        hessian = (x * (p * (1.0 - p))[:, None]).T @ x + np.diag(ridge)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.max(np.abs(step))) < NEWTON_TOLERANCE:
+            break
+    return beta
+
+
+def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | None:
+    """The subject's learning model from every student's routed checks (student → rows).
+
+    None when the subject has fewer than LEARNING_MIN_CHECKS checks or
+    LEARNING_MIN_STUDENTS students with checks, or the fit does not converge to finite
+    numbers.
+    """
+    histories = {k: v for k, v in histories.items() if v}
+    checks = sum(len(v) for v in histories.values())
+    if checks < LEARNING_MIN_CHECKS or len(histories) < LEARNING_MIN_STUDENTS:
+        return None
+    means, rate = _concept_means(histories)
+    concepts, features, outcomes = training_rows(histories, means, rate)
+    index = {c: i for i, c in enumerate(sorted(set(concepts)))}
+    n, k = len(concepts), len(index)
+    # Columns: intercept, one offset per concept, log(1+W), log(1+F), A.
+    x = np.zeros((n, 1 + k + 3))
+    x[:, 0] = 1.0
+    x[np.arange(n), 1 + np.array([index[c] for c in concepts])] = 1.0
+    x[:, 1 + k :] = features
+    ridge = np.full(x.shape[1], COEFFICIENT_RIDGE)
+    ridge[1 : 1 + k] = CONCEPT_OFFSET_RIDGE
+    beta = _newton(x, outcomes, ridge)
+    if not np.all(np.isfinite(beta)):
+        return None
+    return LearningModel(
+        intercept=float(beta[0]),
+        offsets={c: float(beta[1 + i]) for c, i in index.items()},
+        wins=float(beta[1 + k]),
+        fails=float(beta[2 + k]),
+        level=float(beta[3 + k]),
+        means=means,
+        rate=rate,
+        checks=checks,
+        students=len(histories),
+    )
+
+
+def histories_from_rows(
+    rows: Iterable[tuple[int, int, int, datetime, str]],
+) -> dict[int, list[LoggedOutcome]]:
+    """(pair, concept, episode, occurred_at, verdict) rows → per pair, their checks."""
+    out: dict[int, list[LoggedOutcome]] = defaultdict(list)
+    for pair_id, concept_id, episode_id, at, verdict in rows:
+        if verdict in OUTCOME:
+            out[pair_id].append(LoggedOutcome(concept_id, at, episode_id, verdict))
+    return dict(out)

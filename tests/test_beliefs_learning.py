@@ -1,0 +1,231 @@
+"""Issue #12: the learning term of p_right — a model of practice (right and wrong answers
+so far) fitted per subject over the whole population, nightly, and used by derivation."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+import pytest
+from django.urls import reverse
+
+from beliefs import learning, rules
+from beliefs.models import Belief, BeliefLearningFit
+from beliefs.selectors import beliefs_current, concept_priors, learning_model_latest
+from beliefs.services import belief_decay, beliefs_fit_learning, beliefs_rederive
+from beliefs.simulation import SETTINGS, simulate
+from memory.immutability import ImmutableRecordError
+from memory.services import pair_get_or_create, student_get_or_create
+from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tutorbrain.nightly import cycle
+
+SMALL = replace(SETTINGS["default"], students=120, concepts=8)
+
+
+def _histories(rows) -> dict[int, list[learning.LoggedOutcome]]:
+    students: dict[str, int] = {}
+    concepts: dict[str, int] = {}
+    out: dict[int, list[learning.LoggedOutcome]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        s = students.setdefault(r.student, len(students) + 1)
+        c = concepts.setdefault(r.concept, len(concepts) + 1)
+        out[s].append(learning.LoggedOutcome(c, r.time, i, r.verdict))
+    return dict(out)
+
+
+def test_the_fit_finds_that_practice_and_a_students_level_raise_the_chance_of_a_right_answer():
+    model = learning.fit(_histories(simulate(4, SMALL)))
+    assert model is not None
+    # The simulated learners improve with every check and differ in ability.
+    assert model.wins > 0.2
+    assert model.level > 0.5
+    base = model.base_logit(1, {})
+    before = learning.sigmoid(base)
+    after_three_rights = learning.sigmoid(
+        learning.practice_logit(3, 0, base, model.wins, model.fails)
+    )
+    after_three_wrongs = learning.sigmoid(
+        learning.practice_logit(0, 3, base, model.wins, model.fails)
+    )
+    assert after_three_wrongs < before < after_three_rights
+    # A student above the concepts' means elsewhere starts a new concept higher.
+    strong = {2: (9.0, 10), 3: (9.0, 10)}
+    weak = {2: (1.0, 10), 3: (1.0, 10)}
+    assert model.base_logit(1, weak) < base < model.base_logit(1, strong)
+
+
+def test_the_fit_is_deterministic_and_survives_its_json_round_trip():
+    histories = _histories(simulate(5, SMALL))
+    first, second = learning.fit(histories), learning.fit(histories)
+    assert first == second
+    assert learning.LearningModel.from_json(first.as_json()) == first
+
+
+def test_a_subject_with_too_few_students_or_checks_gets_no_fit():
+    rows = simulate(6, replace(SMALL, students=learning.LEARNING_MIN_STUDENTS - 1))
+    assert learning.fit(_histories(rows)) is None
+    many_students_few_checks = {
+        k: v[:2] for k, v in list(_histories(simulate(6, SMALL)).items())[:60]
+    }
+    assert len(many_students_few_checks) >= learning.LEARNING_MIN_STUDENTS
+    assert sum(len(v) for v in many_students_few_checks.values()) < learning.LEARNING_MIN_CHECKS
+    assert learning.fit(many_students_few_checks) is None
+
+
+def _table_with(model: learning.LearningModel) -> rules.PriorTable:
+    return replace(rules.priors_from_rows([]), learning=model)
+
+
+MODEL = learning.LearningModel(
+    intercept=-0.4,
+    wins=0.5,
+    fails=-0.2,
+    level=3.0,
+    offsets={1: -0.8},
+    means={1: 0.4, 2: 0.6},
+    rate=0.55,
+)
+
+
+def test_with_a_learning_model_one_right_answer_stays_near_the_concepts_prior_not_one():
+    prior = _table_with(MODEL).for_student(1, {})
+    assert prior.strength is None and prior.practice is not None
+    assert prior.mean == pytest.approx(learning.sigmoid(-1.2))
+    one_right = rules.derive([rules.CheckPoint(1, T0, "right")], prior)
+    assert one_right.p_right != 1.0
+    assert abs(one_right.p_right - prior.mean) < 0.1
+    assert one_right.claim == "struggles"
+
+
+def test_with_a_learning_model_two_checks_a_minute_apart_give_the_same_belief_in_either_order():
+    prior = _table_with(MODEL).for_student(1, {2: (4.0, 5)})
+    forward = [
+        rules.CheckPoint(1, T0, "wrong"),
+        rules.CheckPoint(2, T0 + days(1 / 1440), "right"),
+    ]
+    swapped = [
+        rules.CheckPoint(1, T0, "right"),
+        rules.CheckPoint(2, T0 + days(1 / 1440), "wrong"),
+    ]
+    assert rules.derive(forward, prior) == rules.derive(swapped, prior)
+
+
+def test_decay_under_a_learning_model_moves_towards_its_prior_without_flipping():
+    prior = _table_with(MODEL).for_student(1, {})
+    derived = rules.derive([rules.CheckPoint(i, T0 + days(i), "right") for i in range(20)], prior)
+    assert derived.claim == "understands"
+    decayed = rules.decayed_p_right(
+        p_right=derived.p_right, prior_mean=prior.mean, claim="understands"
+    )
+    assert prior.mean < 0.5 < decayed < derived.p_right
+
+
+# --- Through the database ------------------------------------------------------------
+
+
+@pytest.fixture
+def derive(django_capture_on_commit_callbacks):
+    def _append(pair, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return append_check(pair, **kwargs)
+
+    return _append
+
+
+def _class_that_learns(pair, derive, *, students: int = 24):
+    """Classmates who answer Osmosis wrong at first and right after some practice, and
+    Diffusion mostly right: practice visibly helps."""
+    for name in ("Osmosis", "Diffusion"):
+        make_concept(pair.subject, name)
+    org = pair.subject.organization
+    for i in range(students):
+        mate = pair_get_or_create(
+            student=student_get_or_create(organization=org, external_id=f"mate-{i}"),
+            subject=pair.subject,
+        )
+        first_right = 1 + i % 4
+        for k in range(6):
+            verdict = "right" if k >= first_right else "wrong"
+            derive(mate, topic="Osmosis", verdict=verdict, at=T0 + days(k))
+        for k in range(4):
+            derive(
+                mate, topic="Diffusion", verdict="wrong" if k == i % 5 else "right", at=T0 + days(k)
+            )
+
+
+@pytest.mark.django_db
+def test_the_nightly_fit_is_stored_and_the_next_derivation_uses_it(pair, derive):
+    _class_that_learns(pair, derive)
+    fit = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    assert fit is not None and fit.checks == 24 * 10 and fit.students == 24
+    model = learning_model_latest(subject_id=pair.subject_id)
+    assert model == learning.LearningModel.from_json(fit.coefficients)
+    assert model.wins > 0
+
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(20))
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(21))
+    belief = beliefs_current(pair=pair)[0]
+    prior = concept_priors(subject_id=pair.subject_id, exclude_pair_id=pair.pk).for_student(
+        belief.concept_id, {}
+    )
+    # Derived by the model: no Beta strength, the model's prior before practice, and the
+    # model's prediction after two right answers.
+    assert belief.prior_strength is None
+    assert belief.prior_right == pytest.approx(prior.mean)
+    expected = learning.sigmoid(
+        learning.practice_logit(2, 0, prior.practice.base_logit, model.wins, model.fails)
+    )
+    assert belief.p_right == pytest.approx(expected, abs=0.005)
+    assert belief.p_right > belief.prior_right
+
+
+@pytest.mark.django_db
+def test_a_subject_with_too_little_data_gets_no_fit_and_keeps_the_beta_posterior(pair, derive):
+    _class_that_learns(pair, derive, students=5)
+    assert beliefs_fit_learning(subject_id=pair.subject_id) is None
+    assert not BeliefLearningFit.objects.exists()
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(20))
+    assert beliefs_current(pair=pair)[0].prior_strength is not None
+
+
+@pytest.mark.django_db
+def test_a_fit_row_is_never_changed(pair, derive):
+    _class_that_learns(pair, derive)
+    fit = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    fit.checks = 1
+    with pytest.raises(ImmutableRecordError):
+        fit.save()
+
+
+@pytest.mark.django_db
+def test_the_night_fits_every_subjects_learning_model_before_the_pairs_cycles(pair, derive):
+    _class_that_learns(pair, derive)
+    fan = cycle.night_run(day=(T0 + days(10)).date(), enqueue=lambda pair_id, day: None)
+    assert fan.learning_fits == 1
+    assert BeliefLearningFit.objects.filter(subject=pair.subject).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_rederived_and_decayed_belief_under_a_learning_model_keeps_its_claim(pair, derive):
+    _class_that_learns(pair, derive)
+    beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    for k in range(5):
+        derive(pair, topic="Osmosis", verdict="right", at=T0 + days(20 + k))
+    beliefs_rederive(pair=pair, now=T0 + days(30))
+    belief = beliefs_current(pair=pair)[0]
+    assert belief.reason == Belief.Reason.REDERIVATION and belief.prior_strength is None
+    decayed = belief_decay(belief=belief, now=T0 + days(90))
+    assert decayed.claim == belief.claim
+    low, high = sorted((belief.p_right, decayed.prior_right))
+    assert low - 0.005 <= decayed.p_right <= high + 0.005
+
+
+@pytest.mark.django_db
+def test_the_timeline_says_a_prior_came_from_the_learning_model(client, admin_user, pair, derive):
+    _class_that_learns(pair, derive)
+    beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(20))
+    belief = beliefs_current(pair=pair)[0]
+    client.force_login(admin_user)
+    page = client.get(reverse("admin:beliefs_belief_change", args=[belief.pk])).content.decode()
+    assert f"p_right {belief.p_right:.2f} (prior {belief.prior_right:.2f}, before practice" in page
