@@ -397,6 +397,12 @@ class EvaluationReport:
     targets: int
     from_belief: int
     scores: list[Score] = field(default_factory=list)
+    # The same predictors on the first check after the cut of each student-concept only:
+    # what p_right claims to predict ("the next check"). The later checks also carry
+    # the practice the student did after the cut, which no prediction made at the cut
+    # can know of.
+    next_check: int = 0
+    next_scores: list[Score] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -414,6 +420,10 @@ class EvaluationReport:
                     "bins": [b.as_dict() for b in s.calibration.bins],
                 }
                 for s in self.scores
+            ],
+            "next_checks": self.next_check,
+            "next_check_scores": [
+                {"name": s.name, "auc": s.auc, "ece": s.ece} for s in self.next_scores
             ],
         }
 
@@ -442,18 +452,29 @@ def evaluate(
         targets=len(split.targets),
         from_belief=beliefs.from_belief,
     )
-    report.scores.append(score(BELIEFS_NAME, beliefs.p_right, verdicts))
-    for name, predictions in baselines(split.history, split.targets).items():
-        report.scores.append(score(name, predictions, verdicts))
+    predictors = {BELIEFS_NAME: beliefs.p_right, **baselines(split.history, split.targets)}
     if all(t.p_true is not None for t in split.targets):
-        report.scores.append(
-            score(
-                "truth (generating model)",
-                [t.p_true for t in split.targets if t.p_true is not None],
-                verdicts,
-            )
-        )
+        predictors["truth (generating model)"] = [t.p_true for t in split.targets]
+    report.scores = [score(name, p, verdicts) for name, p in predictors.items()]
+    first = next_check_indices(split.targets)
+    report.next_check = len(first)
+    report.next_scores = [
+        score(name, [p[i] for i in first], [verdicts[i] for i in first])
+        for name, p in predictors.items()
+    ]
     return report
+
+
+def next_check_indices(targets: Sequence[LoggedCheck]) -> list[int]:
+    """The index of each student-concept's first target (in time order)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for i in sorted(range(len(targets)), key=lambda i: targets[i].time):
+        key = (targets[i].student, targets[i].concept)
+        if key not in seen:
+            seen.add(key)
+            out.append(i)
+    return sorted(out)
 
 
 def format_report(report: EvaluationReport) -> str:
@@ -469,6 +490,19 @@ def format_report(report: EvaluationReport) -> str:
         auc_text = "—" if s.auc is None else f"{s.auc:.3f}"
         ece_text = "—" if s.ece is None else f"{s.ece:.3f}"
         lines.append(f"| {s.name} | {auc_text} | {ece_text} |")
+    if report.next_scores:
+        lines += [
+            "",
+            f"The next check only (the first after the cut of each student-concept, "
+            f"{report.next_check} checks):",
+            "",
+            "| predictor | AUC | ECE |",
+            "|---|---|---|",
+        ]
+        for s in report.next_scores:
+            auc_text = "—" if s.auc is None else f"{s.auc:.3f}"
+            ece_text = "—" if s.ece is None else f"{s.ece:.3f}"
+            lines.append(f"| {s.name} | {auc_text} | {ece_text} |")
     lines += ["", "Reliability (10 bins; mean predicted → mean outcome, count):", ""]
     header = "| bin | " + " | ".join(s.name for s in report.scores) + " |"
     lines += [header, "|---" * (len(report.scores) + 1) + "|"]

@@ -87,6 +87,7 @@ def test_evaluate_beliefs_scores_p_right_beside_the_baselines_and_leaves_nothing
         assert f"| {name} |" in printed
     assert "| truth (generating model) |" in printed
     assert "0.9–1.0" in printed
+    assert "The next check only (the first after the cut of each student-concept" in printed
     scores = {s["name"]: s for s in json.loads(out.read_text())["scores"]}
     beliefs = scores["beliefs (p_right)"]
     # Seeded data: the same numbers every run. p_right is calibrated and ranks at least
@@ -96,6 +97,19 @@ def test_evaluate_beliefs_scores_p_right_beside_the_baselines_and_leaves_nothing
     assert len(beliefs["bins"]) == 10
     # The scratch organization was rolled back.
     assert Organization.objects.count() == organizations
+
+
+def test_the_next_check_is_the_first_target_of_each_student_concept_in_time_order():
+    t = evaluation.LoggedCheck
+    at = simulate(1, replace(SMALL, students=2))[0].time
+    targets = [
+        t("a", "x", "right", at + timedelta(days=2)),
+        t("a", "x", "wrong", at + timedelta(days=1)),
+        t("a", "y", "right", at + timedelta(days=3)),
+        t("b", "x", "wrong", at + timedelta(days=5)),
+        t("b", "x", "right", at + timedelta(days=6)),
+    ]
+    assert evaluation.next_check_indices(targets) == [1, 2, 3]
 
 
 def test_a_jsonl_log_reads_like_the_csv(tmp_path):
