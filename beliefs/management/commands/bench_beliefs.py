@@ -3,7 +3,9 @@
     TUTORBRAIN_DB_NAME=scratch manage.py bench_beliefs --checks 1000 --concepts 20 --repeat 5
 
 It writes a benchmark organization (episodes cannot be deleted), so run it against a
-scratch database. Reports median / p90 / p95 in milliseconds.
+scratch database. Reports median / p90 / p95 in milliseconds. The subject gets a fitted
+learning model (beliefs.learning) first, so derivation takes the path of a subject with
+one; `--no-learning-model` measures the Beta posterior alone.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from datetime import UTC, datetime, timedelta
 from django.core.management.base import BaseCommand
 
 from beliefs.apps import DERIVE_DISPATCH_UID
+from beliefs.learning import LearningModel
+from beliefs.models import BeliefLearningFit
+from beliefs.rules import RULES_VERSION
 from beliefs.services import beliefs_derive_from_checks, beliefs_rederive, on_episodes_appended
 from concepts.models import Concept
 from concepts.selectors import concept_key
@@ -55,6 +60,9 @@ class Command(BaseCommand):
         parser.add_argument("--concepts", type=int, default=20)
         parser.add_argument("--repeat", type=int, default=5)
         parser.add_argument("--live", type=int, default=50, help="checks derived one by one")
+        parser.add_argument(
+            "--no-learning-model", action="store_true", help="no learning fit for the subject"
+        )
 
     def handle(self, *args, **options):
         tag = uuid.uuid4().hex[:8]
@@ -63,9 +71,29 @@ class Command(BaseCommand):
         subject = subject_get_or_create(organization=org, external_id="bench-subject")
         pair = pair_get_or_create(student=student, subject=subject)
         names = [f"Concept {i:03d}" for i in range(options["concepts"])]
-        Concept.objects.bulk_create(
+        concepts = Concept.objects.bulk_create(
             [Concept(subject=subject, name=n, key=concept_key(n)) for n in names]
         )
+        if not options["no_learning_model"]:
+            # Coefficients of the size the simulated populations give; their values do
+            # not change the cost.
+            model = LearningModel(
+                intercept=0.3,
+                wins=0.5,
+                fails=-0.15,
+                level=3.0,
+                offsets={c.pk: 0.1 * (i % 5 - 2) for i, c in enumerate(concepts)},
+                means={c.pk: 0.6 for c in concepts},
+                rate=0.6,
+            )
+            BeliefLearningFit.objects.create(
+                subject=subject,
+                rules_version=RULES_VERSION,
+                checks=0,
+                students=0,
+                coefficients=model.as_json(),
+                created_at=BENCH_START,
+            )
         events = []
         for i in range(options["checks"]):
             topic = (
