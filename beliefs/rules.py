@@ -22,6 +22,11 @@ the measurements behind every constant; in short:
   struggles.
 * **Decay** moves `p_right` `DECAY_SHARE` of the way back to the concept's prior: never
   past it, and never across the claim threshold (less certain, not the opposite claim).
+* **Practice** (beliefs.learning): once the subject has a fitted learning model, the
+  prior is the model's prediction before any practice on the concept (its difficulty and
+  the student's level) and `p_right` adds the weights of the student's earlier right and
+  wrong answers on it, instead of the Beta posterior: students improve with practice,
+  which a fixed rate cannot show. Everything else here (claim, confidence, decay) holds.
 
 A predicted mastery the tutor sends with a check is not an input here: it is evidence
 for calibration (R-7.3), where the beliefs' own `p_right` is measured too.
