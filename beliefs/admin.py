@@ -22,7 +22,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from beliefs.models import Belief, PairBeliefs, Rederivation
+from beliefs.models import Belief, BeliefLearningFit, PairBeliefs, Rederivation
 from beliefs.selectors import (
     belief_chain,
     pair_overview,
@@ -451,6 +451,19 @@ class RederivationAdmin(_ReadOnly, admin.ModelAdmin):
     )
     list_select_related = ("pair__student", "pair__subject__organization", "requested_by")
     list_filter = ("source", "rules_version", ("pair__subject__organization", OrganizationFilter))
+    ordering = ("-created_at", "-pk")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+
+
+@admin.register(BeliefLearningFit)
+class BeliefLearningFitAdmin(_ReadOnly, admin.ModelAdmin):
+    """The nightly fits of the subjects' learning models (docs/beliefs.md): staff can see
+    what the practice term was when a belief was written."""
+
+    list_display = ("subject", "created_at", "rules_version", "checks", "students")
+    list_select_related = ("subject__organization",)
+    list_filter = (("subject__organization", OrganizationFilter),)
     ordering = ("-created_at", "-pk")
     paginator = CappedCountPaginator
     show_full_result_count = False

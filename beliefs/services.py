@@ -190,7 +190,8 @@ def _set_successors(links: Sequence[tuple[int, int]]) -> None:
     values = ", ".join(["(%s::bigint, %s::bigint)"] * len(links))
     params = [i for link in links for i in link]
     table = connection.ops.quote_name(Belief._meta.db_table)
-    with connection.cursor() as cursor:
+    # A savepoint: the refusal below undoes the rows this UPDATE did set.
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} AS b SET superseded_by_id = v.new_id "  # noqa: S608 — no user text
             f"FROM (VALUES {values}) AS v(old_id, new_id) "

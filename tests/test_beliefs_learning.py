@@ -229,3 +229,38 @@ def test_the_timeline_says_a_prior_came_from_the_learning_model(client, admin_us
     client.force_login(admin_user)
     page = client.get(reverse("admin:beliefs_belief_change", args=[belief.pk])).content.decode()
     assert f"p_right {belief.p_right:.2f} (prior {belief.prior_right:.2f}, before practice" in page
+
+
+@pytest.mark.django_db
+def test_staff_see_the_learning_fits_in_the_admin(client, admin_user, pair, derive):
+    _class_that_learns(pair, derive)
+    fit = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    client.force_login(admin_user)
+    listing = client.get(reverse("admin:beliefs_belieflearningfit_changelist"))
+    assert listing.status_code == 200 and str(fit.checks) in listing.content.decode()
+    page = client.get(reverse("admin:beliefs_belieflearningfit_change", args=[fit.pk]))
+    assert page.status_code == 200 and "&quot;wins&quot;" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_bulk_supersession_of_an_already_superseded_belief_writes_nothing(pair, derive):
+    from beliefs.services import _set_successors
+
+    make_concept(pair.subject, "Osmosis")
+    derive(pair, topic="Osmosis", verdict="wrong", at=T0)
+    derive(pair, topic="Osmosis", verdict="right", at=T0 + days(1))
+    old, new = Belief.objects.filter(pair=pair).order_by("pk")[:2]
+    assert old.superseded_by_id == new.pk and new.superseded_by_id is None
+    other = Belief.objects.create(
+        pair=pair,
+        concept=make_concept(pair.subject, "Diffusion"),
+        claim="struggles",
+        confidence=0.5,
+        reason=Belief.Reason.RETIREMENT,
+        check_count=0,
+        created_at=T0 + days(2),
+    )
+    with pytest.raises(RuntimeError, match="already superseded"):
+        _set_successors([(new.pk, other.pk), (old.pk, other.pk)])
+    new.refresh_from_db()
+    assert new.superseded_by_id is None
