@@ -30,6 +30,10 @@ from tutorbrain.block.timewindow import TimeWindow
 
 # ---- Pools -------------------------------------------------------------------------------
 RECENT_POOL_SIZE = 500
+# With a topic the recent pool only matters when nothing matches (then the recent past
+# is the offer, ranked by salience and recency): ROWS_MAX rows are all that can reach
+# Python, so more would only be joined and scored to be dropped.
+RECENT_POOL_SIZE_WITH_TOPIC = 150
 # The lexical and concept pools take every match; these caps only bound a pathological
 # message (a word present in every episode). Within a cap the newest matches are kept.
 LEXICAL_POOL_MAX = 2_000
@@ -223,7 +227,9 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     params: dict[str, Any] = {
         "pair": query.pair_id,
         "now": query.now,
-        "recent": RECENT_POOL_SIZE,
+        "recent": RECENT_POOL_SIZE_WITH_TOPIC
+        if (query.terms or query.concept_names)
+        else RECENT_POOL_SIZE,
         "lexcap": LEXICAL_POOL_MAX,
         "conceptcap": CONCEPT_POOL_MAX,
         "k": SEMANTIC_POOL_SIZE,
@@ -280,17 +286,17 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     for i, term in enumerate(query.terms):
         params[f"t{i}"] = term
         tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s) AS q{i}")
-        # tf{i}: the term's count in the episode, from ts_rank (see _TS_RANK_UNIT).
+        # tf{i}: the term's count in the episode, from ts_rank (see _TS_RANK_UNIT); 0
+        # when the episode lacks the term (then ts_rank is not computed at all).
         hit_columns.append(
-            f"(ix.search @@ tq.q{i})::int AS h{i}, "
             f"CASE WHEN ix.search @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
             f"- ts_rank(ix.search, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
         )
-        df_columns.append(f"sum(h{i}) OVER () AS df{i}")
+        df_columns.append(f"count(*) FILTER (WHERE tf{i} > 0) OVER () AS df{i}")
         # BM25's idf over this pair's history (Lucene's form, never negative).
-        idf = f"ln(1 + (%(n_pair)s - df{i} + 0.5) / (df{i} + 0.5))"
+        idf = f"ln(1 + (%(n_pair)s::float8 - df{i} + 0.5) / (df{i} + 0.5))"
         bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + norm)")
-        idf_match_parts.append(f"CASE WHEN h{i} > 0 THEN {idf} ELSE 0 END")
+        idf_match_parts.append(f"CASE WHEN tf{i} > 0 THEN {idf} ELSE 0 END")
     # The pool's filter names the query inline: written so, the planner weighs the
     # pair's index against the full-text index by the words' real frequency (through
     # a CTE it guessed, and scanned the GIN index for every episode of every pair
@@ -305,7 +311,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             f"tq AS MATERIALIZED (SELECT *, {any_term} AS q_any FROM "
             f"(SELECT {', '.join(tsq_parts)}) t),"
         )
-    term_hits = " + ".join(f"h{i}" for i in range(len(query.terms))) or "0"
+    term_hits = " + ".join(f"(tf{i} > 0)::int" for i in range(len(query.terms))) or "0"
     bm25 = " + ".join(bm25_parts) or "0"
     best_idf = f"GREATEST({', '.join(idf_match_parts)})" if idf_match_parts else "0"
     hit_select = "".join(f", {c}" for c in hit_columns)
@@ -372,14 +378,21 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                       ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
             )
         if use_ws:
+            # The re-rank reads the real vectors by primary key, one lookup per
+            # prefiltered row (LATERAL): left to choose, the planner merge-joined the
+            # 200 ids against the whole million-row index.
             pools.append(
-                f"""SELECT ix.episode_id, {POOL_SEMANTIC} FROM (
-                      SELECT ix.episode_id FROM memory_episodeindex ix
-                      JOIN (SELECT w.episode_id FROM tutorbrain_block_workingsetepisode w
-                            WHERE w.pair_id = %(pair)s AND w.signature IS NOT NULL {window_w}
-                            ORDER BY w.signature <~> binary_quantize(%(vector)s::vector)
-                            LIMIT %(prefilter)s) near ON near.episode_id = ix.episode_id
-                      ORDER BY ix.embedding <=> %(vector)s::vector LIMIT %(k)s) ix"""
+                f"""SELECT best.episode_id, {POOL_SEMANTIC} FROM (
+                      SELECT near.episode_id FROM (
+                        SELECT w.episode_id FROM tutorbrain_block_workingsetepisode w
+                        WHERE w.pair_id = %(pair)s AND w.signature IS NOT NULL {window_w}
+                        ORDER BY w.signature <~> binary_quantize(%(vector)s::vector)
+                        LIMIT %(prefilter)s) near
+                      CROSS JOIN LATERAL (
+                        SELECT ix.embedding <=> %(vector)s::vector AS distance
+                        FROM memory_episodeindex ix WHERE ix.episode_id = near.episode_id
+                        LIMIT 1) exact
+                      ORDER BY exact.distance LIMIT %(k)s) best"""
             )
     narration_filter = narration_n = ""
     if query.exclude_narrations:
@@ -418,8 +431,11 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         ) u GROUP BY episode_id
     ),
     raw AS MATERIALIZED (
-        SELECT e.id, e.seq, e.kind, e.summary, e.occurred_at, e.salience, e.verdict,
-               {similarity} AS similarity{hit_select}, length(ix.search) AS dl,
+        SELECT e.id, e.seq, e.kind, e.occurred_at, e.salience, e.verdict,
+               -- Repeats are grouped by a 64-bit hash of the summary: the ranking
+               -- carries numbers only, and the text is read for the rows shown.
+               hashtextextended(e.summary, 0) AS text_key,
+               {similarity} AS similarity{hit_select}, length(ix.search)::float8 AS dl,
                (e.concepts && %(names)s::varchar[]) AS concept_hit,
                pool.pools
         FROM pool
@@ -465,7 +481,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         SELECT judged.*, bool_or(matched) OVER () AS any_matched FROM judged
     ),
     base AS (
-        SELECT id, seq, kind, summary, occurred_at, salience, verdict, pools, similarity,
+        SELECT id, seq, kind, text_key, occurred_at, salience, verdict, pools, similarity,
                term_hits, concept_hit, matched, relevance, recency, bm25, lexical_rank,
                vector_rank, (%(has_topic)s AND any_matched) AS ranked_by_relevance
         FROM filtered
@@ -487,14 +503,15 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         GROUP BY n.id
     ),
     everyone AS (
-        SELECT b.id, b.seq, b.kind, b.summary, b.occurred_at, b.salience, b.verdict,
+        SELECT b.id, b.seq, b.kind, b.text_key, b.occurred_at, b.salience, b.verdict,
                b.pools | CASE WHEN a.id IS NULL THEN 0 ELSE {POOL_NEIGHBOUR} END AS pools,
                b.similarity, b.term_hits, b.concept_hit, b.matched, b.relevance, b.recency,
                b.bm25, b.lexical_rank, b.vector_rank, b.ranked_by_relevance,
                COALESCE(a.neighbour, 0) AS neighbour
         FROM base b LEFT JOIN adjacent a ON a.id = b.id
         UNION ALL
-        SELECT n.id, n.seq, n.kind, n.summary, n.occurred_at, n.salience, n.verdict,
+        SELECT n.id, n.seq, n.kind, hashtextextended(n.summary, 0), n.occurred_at,
+               n.salience, n.verdict,
                {POOL_NEIGHBOUR}, 0::float8, 0, false, false, 0::float8,
                power(0.5::float8,
                      LEAST(%(max_half_lives)s::float8,
@@ -526,15 +543,13 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                CASE WHEN NOT %(misses_first)s THEN 0
                     WHEN verdict = 'wrong' THEN 0 WHEN verdict = 'partial' THEN 1
                     ELSE 2 END AS miss_rank,
-               -- Byte order ("C") groups identical summaries as well as the locale's
-               -- order would, without its cost.
                count(*) OVER same_text - 1 AS repeats,
                -- One memory recalled N times: shown at its latest occurrence, ranked
                -- by its best-scored copy (a neighbour boost may lift an older copy).
                row_number() OVER (same_text ORDER BY occurred_at DESC, id DESC) AS copy_rank,
                max(score) OVER same_text AS best_copy_score
         FROM scored
-        WINDOW same_text AS (PARTITION BY kind, verdict, summary COLLATE "C")
+        WINDOW same_text AS (PARTITION BY kind, verdict, text_key)
     ),
     grouped AS (
         SELECT collapsed.*,
@@ -545,7 +560,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                    ORDER BY miss_rank, best_copy_score DESC, occurred_at DESC, id DESC) AS group_rank
         FROM collapsed WHERE copy_rank = 1
     )
-    SELECT g.id, g.kind, g.summary, g.occurred_at, g.salience, g.verdict,
+    SELECT g.id, g.kind, e.summary, g.occurred_at, g.salience, g.verdict,
            CASE WHEN g.kind = 'answer' THEN left(e.text, 600) ELSE '' END,
            CASE WHEN g.kind = 'answer' THEN e.evidence->'recalled_ids' END,
            CASE WHEN g.kind = 'answer' THEN e.evidence->'citations' END,
@@ -560,7 +575,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     ORDER BY g.miss_rank, g.best_copy_score DESC, g.occurred_at DESC, g.id DESC
     """
     with block_connection().cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_float8_parameters(sql, params), params)
         rows = cursor.fetchall()
     out = []
     for row in rows:
@@ -625,6 +640,20 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         }
         out.append(candidate)
     return out
+
+
+def _float8_parameters(sql: str, params: dict[str, Any]) -> str:
+    """Type every float parameter as float8 where the statement uses it.
+
+    Django binds parameters on the client: a Python float reaches PostgreSQL as a bare
+    literal (1.2), which is `numeric`, and every score expression it touches then runs
+    in arbitrary-precision arithmetic — ln(), divisions and window sums over ~1,400
+    candidates cost tens of milliseconds more than in float8.
+    """
+    for name, value in params.items():
+        if isinstance(value, float):
+            sql = sql.replace(f"%({name})s", f"%({name})s::float8")
+    return sql
 
 
 def _json(value: Any) -> Any:
