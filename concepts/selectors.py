@@ -72,6 +72,7 @@ class MapConcept:
     centrality: float
     layer: str
     assumes: list[str] = field(default_factory=list)
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def map_for_block(
     concepts_qs = (
         Concept.objects.filter(subject=subject)
         .order_by(*ordering)
-        .only("pk", "name", "summary", "readiness", "centrality", "layer", "assumes")
+        .only("pk", "key", "name", "summary", "readiness", "centrality", "layer", "assumes")
     )
     if limit is not None:
         concepts_qs = concepts_qs[:limit]
@@ -147,6 +148,7 @@ def map_for_block(
                 centrality=c.centrality,
                 layer=c.layer,
                 assumes=list(c.assumes),
+                key=c.key,
             )
             for c in concepts
         ],

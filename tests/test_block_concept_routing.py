@@ -143,7 +143,50 @@ def test_the_descriptions_are_read_once_per_map_version(pair, osmosis):
 
     assert len(reads_descriptions(first)) == 1
     assert reads_descriptions(second) == []
-    assert len(second.captured_queries) == len(first.captured_queries) - 1
+    # The map's four queries are cached per map version too (test below).
+    assert len(second.captured_queries) == len(first.captured_queries) - 5
+
+
+def test_the_map_is_read_once_per_map_version(pair, osmosis):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def reads_edges(ctx):
+        return [q for q in ctx.captured_queries if "concepts_prerequisite" in q["sql"]]
+
+    with CaptureQueriesContext(connection) as first:
+        build(pair, "What is osmosis?")
+    with CaptureQueriesContext(connection) as second:
+        build(pair, "What is osmosis?")
+
+    assert len(reads_edges(first)) == 1
+    assert reads_edges(second) == []
+
+
+def test_a_note_taught_after_a_block_is_in_the_next_block_at_the_same_moment(pair, osmosis):
+    build(pair, "What is osmosis?")  # the map is now cached for this version
+    second_note = "A raisin left in water swells: water goes where the sugar is."
+    concept_teach(subject=pair.subject, concept=osmosis, note=second_note, now=NOW)
+
+    section = map_section(build(pair, "What is osmosis?").text)
+
+    assert any(second_note in line for line in section if line.startswith("- Osmosis:"))
+
+
+def test_an_edge_added_and_recomputed_at_the_same_moment_reaches_the_next_block(pair, osmosis):
+    from concepts.models import Prerequisite
+    from concepts.services import map_recompute
+
+    build(pair, "What is osmosis?")  # the map is now cached for this version
+    ribosome = Concept.objects.filter(subject=pair.subject).exclude(pk=osmosis.pk).first()
+    Prerequisite.objects.filter(concept=osmosis).delete()
+    Prerequisite.objects.create(subject=pair.subject, concept=osmosis, prerequisite=ribosome)
+    map_recompute(subject=pair.subject, now=NOW)  # same `now` as the map's last recompute
+
+    section = map_section(build(pair, "What is osmosis?").text)
+
+    osmosis_line = next(line for line in section if line.startswith("- Osmosis:"))
+    assert f"(builds on: {ribosome.name})" in osmosis_line
 
 
 # ---- the scoring itself, on plain data -------------------------------------------------

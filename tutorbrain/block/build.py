@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -145,10 +146,12 @@ _LOOKUP_SQL = """
                        c.name, c.key, c.aliases,
                        CASE WHEN %(vector)s::vector IS NULL THEN NULL
                             ELSE c.embedding <=> %(vector)s::vector END)),
-                   -- The map's version: the cached descriptions are still this map's.
+                   -- The map's version: the cached descriptions and map are still this
+                   -- map's. Every recompute rewrites the map row (a new xmin), even one
+                   -- replayed at the same `now`.
                    count(*), max(c.id), max(c.updated_at),
-                   (SELECT m.computed_at FROM concepts_subjectmap m
-                    WHERE m.subject_id = sb.id))
+                   (SELECT json_build_array(m.computed_at, m.xmin::text)
+                    FROM concepts_subjectmap m WHERE m.subject_id = sb.id))
             FROM concepts_concept c
             WHERE c.subject_id = sb.id AND %(route)s) AS concepts
     FROM memory_pair p
@@ -170,8 +173,9 @@ class ConceptRouting:
     """The subject's concepts as routing reads them, and the map's version."""
 
     rows: list[ConceptRow]
-    # (count, max id, max updated_at, map computed at): changes with every change to
-    # the concepts, their notes (teaching touches the concept) or the map's recompute.
+    # (count, max id, max updated_at, [map computed at, map row's xmin]): changes with
+    # every change to the concepts, their notes (teaching touches the concept) or the
+    # map's recompute.
     version: tuple
 
 
@@ -180,7 +184,9 @@ def _routing_from_json(value) -> ConceptRouting:
         value = json.loads(value)
     concepts, *version = value
     rows = [(c[0], c[1], list(c[2] or []), c[3]) for c in concepts or []]
-    return ConceptRouting(rows=rows, version=tuple(version))
+    return ConceptRouting(
+        rows=rows, version=tuple(tuple(v) if isinstance(v, list) else v for v in version)
+    )
 
 
 def _lookup(
@@ -245,7 +251,8 @@ def _concept_rows(*, subject: Subject, vector: str | None) -> ConceptRouting:
             "SELECT json_build_array(json_agg(json_build_array(name, key, aliases, "
             "CASE WHEN %(vector)s::vector IS NULL THEN NULL "
             "ELSE embedding <=> %(vector)s::vector END)), count(*), max(id), max(updated_at), "
-            "(SELECT computed_at FROM concepts_subjectmap WHERE subject_id = %(subject)s)) "
+            "(SELECT json_build_array(computed_at, xmin::text) FROM concepts_subjectmap "
+            "WHERE subject_id = %(subject)s)) "
             "FROM concepts_concept WHERE subject_id = %(subject)s",
             {"vector": vector, "subject": subject.pk},
         )
@@ -365,11 +372,41 @@ def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
     ]
 
 
-def _map(subject: Subject, routed: list[str], routed_keys: list[str]):
-    """(concept count, readiness, lines, pinned): the routed concepts' lines lead."""
+# The whole map as the block reads it, per subject and map version (the version the
+# lookup reads for routing): the four map queries run once per process and map change,
+# not on every turn. Bounded: the least recently used subjects are dropped.
+MAP_CACHE_SUBJECTS = 64
+_map_cache: OrderedDict[int, tuple[tuple, Any]] = OrderedDict()
+_map_cache_lock = threading.Lock()
+
+
+def _map_view(subject: Subject, routed_keys: list[str], version: tuple | None):
     from concepts.selectors import map_for_block
 
-    view = map_for_block(subject=subject, limit=MAP_LINES_MAX, first_keys=routed_keys)
+    if version is None:  # no message, so no routing and no version read: ask the database
+        return map_for_block(subject=subject, limit=MAP_LINES_MAX, first_keys=routed_keys)
+    with _map_cache_lock:
+        hit = _map_cache.get(subject.pk)
+        if hit is not None and hit[0] == version:
+            _map_cache.move_to_end(subject.pk)
+    if hit is None or hit[0] != version:
+        hit = (version, map_for_block(subject=subject))
+        with _map_cache_lock:
+            _map_cache[subject.pk] = hit
+            _map_cache.move_to_end(subject.pk)
+            while len(_map_cache) > MAP_CACHE_SUBJECTS:
+                _map_cache.popitem(last=False)
+    view = hit[1]
+    # map_for_block's order: the routed concepts lead, then by centrality.
+    by_key = {c.key: c for c in view.concepts}
+    leading = [by_key[k] for k in dict.fromkeys(routed_keys) if k in by_key]
+    rest = [c for c in view.concepts if c.key not in set(routed_keys)]
+    return replace(view, concepts=(leading + rest)[:MAP_LINES_MAX])
+
+
+def _map(subject: Subject, routed: list[str], routed_keys: list[str], version: tuple | None):
+    """(concept count, readiness, lines, pinned): the routed concepts' lines lead."""
+    view = _map_view(subject, routed_keys, version)
     lines = [
         fmt.MapLine(
             name=c.name, summary=c.summary, taught_note=c.taught_note, builds_on=c.builds_on
@@ -538,7 +575,9 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
 
     beliefs = _beliefs(pair) if pair is not None else []
     map_count, map_readiness, map_lines, map_pinned = (
-        _map(subject, routed, routed_keys) if subject is not None else (0, 0.0, [], 0)
+        _map(subject, routed, routed_keys, routing.version if routing is not None else None)
+        if subject is not None
+        else (0, 0.0, [], 0)
     )
     limits = _limits_sentence(pair)
     _check(cancelled)
