@@ -440,12 +440,14 @@ def beliefs_derive_from_checks(
     return result
 
 
-def on_episodes_appended(sender, *, episode_ids, pair_id, **kwargs) -> None:
+def on_episodes_appended(sender, *, episode_ids, pair_id, kinds=None, **kwargs) -> None:
     """Receiver of memory.signals.episodes_appended (sent after the append commits).
 
     A failure here must not turn a stored episode into an error for the chat service:
     the check is in the log either way, and a re-derivation replays it. It is logged.
     """
+    if kinds is not None and Episode.Kind.CHECK not in kinds:
+        return  # a turn's question or answer: no query at all
     recorded = Episode.objects.filter(pk__in=episode_ids, kind=Episode.Kind.CHECK).aggregate(
         at=Max("recorded_at")
     )["at"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memory.models import Episode
 
 
-def on_episodes_appended(sender, episode_ids, pair_id, **kwargs) -> None:
+def on_episodes_appended(sender, episode_ids, pair_id, kinds=None, **kwargs) -> None:
     """Queue the teaching of each new `question` episode that is a teaching form.
 
     The cheap check (does the text start with a teaching cue?) runs here; the work runs
@@ -14,6 +14,8 @@ def on_episodes_appended(sender, episode_ids, pair_id, **kwargs) -> None:
     from concepts.tasks import concept_teach_task
     from concepts.teaching import teaching_form
 
+    if kinds is not None and Episode.Kind.QUESTION not in kinds:
+        return  # no question among them: no query at all
     rows = Episode.objects.filter(pk__in=episode_ids, kind=Episode.Kind.QUESTION).values_list(
         "pk", "text", "summary"
     )

@@ -592,8 +592,11 @@ def _append_locked(
             else max(latest, locked.last_episode_at),
         )
         new_ids = [e.pk for e, _ in new_rows]
+        new_kinds = sorted({e.kind for e, _ in new_rows})
         transaction.on_commit(
-            lambda: episodes_appended.send(sender=Episode, episode_ids=new_ids, pair_id=locked.pk)
+            lambda: episodes_appended.send(
+                sender=Episode, episode_ids=new_ids, pair_id=locked.pk, kinds=new_kinds
+            )
         )
     return result
 

@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# kwargs: episode_ids (list[int], in chain order), pair_id (int)
+# kwargs: episode_ids (list[int], in chain order), pair_id (int), kinds (sorted list of
+# the kinds among them: a receiver can tell without a query that nothing concerns it)
 episodes_appended = Signal()
