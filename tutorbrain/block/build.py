@@ -355,20 +355,20 @@ def _working_set_max_seq(pair: Pair, coverage: Coverage | object) -> int:
 
 
 def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
-    from beliefs.selectors import beliefs_current
+    from beliefs.selectors import belief_lines_current
 
-    rows = beliefs_current(pair=pair)
+    rows = belief_lines_current(pair=pair)
     # Struggles first (what the tutor must know first), then most confident.
-    rows = sorted(rows, key=lambda b: (b.claim != "struggles", -b.confidence, b.concept.name))
+    rows.sort(key=lambda r: (r[0] != "struggles", -r[2], r[1]))
     return [
         fmt.BeliefLine(
-            claim_label=BELIEF_CLAIM_LABELS.get(b.claim, b.claim),
-            concept=b.concept.name,
-            confidence=b.confidence,
-            needs_confirmation=b.needs_confirmation,
-            p_right=b.p_right,
+            claim_label=BELIEF_CLAIM_LABELS.get(claim, claim),
+            concept=concept,
+            confidence=confidence,
+            needs_confirmation=needs_confirmation,
+            p_right=p_right,
         )
-        for b in rows
+        for claim, concept, confidence, needs_confirmation, p_right in rows
     ]
 
 
