@@ -6,7 +6,10 @@ middleware) and read by a real Celery worker, which this command starts on its o
 and stops at the end. One file is uploaded only when the previous one is read, so file k
 is read into a map holding files 1..k-1. The time of a reading is the worker's own
 (`FileReading.started_at` -> `finished_at`): parse, extraction, name vectors, merge and
-recomputation. Prints one line per file, then the median of the first and last ten.
+recomputation. Prints one line per file, then the median of the first and last ten; then
+reads the last ten files again into a fresh subject (same API, same worker) and prints
+their median there: the ratio of the two is what the map's size costs, apart from how
+big the files are.
 
 Run it on a scratch database: it creates an organization and writes a whole map.
 """
@@ -92,7 +95,31 @@ class Command(BaseCommand):
 
     def _run(self, files: list[Path], raw_key: str, tag: str, language: str, organization):
         client = Client(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
-        subject_id = f"book-{tag}"
+        durations = self._read_all(client, files, f"book-{tag}", language, organization)
+        first, last = durations[:10], durations[-10:]
+        ratio = _median_ms(last) / _median_ms(first) if first and _median_ms(first) else 0.0
+        self.stdout.write(
+            f"files {len(durations)}; median first ten {_median_ms(first):.0f} ms, "
+            f"last ten {_median_ms(last):.0f} ms, ratio {ratio:.2f}; "
+            f"all: median {_median_ms(durations):.0f} ms, p90 {_percentile_ms(durations, 0.9):.0f} ms, "
+            f"p95 {_percentile_ms(durations, 0.95):.0f} ms"
+        )
+        if len(files) <= 10:
+            return
+        # The same last ten files into a fresh map: what the map's size costs, apart from
+        # how big those files are (a book's later sections often define more terms).
+        self.stdout.write("the last ten files again, into a fresh map of the same book:")
+        fresh = self._read_all(client, files[-10:], f"book-{tag}-fresh", language, organization)
+        self.stdout.write(
+            f"last ten into the whole book's map {_median_ms(last):.0f} ms, into a fresh map "
+            f"{_median_ms(fresh):.0f} ms (median), ratio {_median_ms(last) / _median_ms(fresh):.2f}; "
+            f"file by file: {' '.join(f'{a / b:.2f}' for a, b in zip(last, fresh, strict=True))}"
+        )
+
+    def _read_all(
+        self, client: Client, files: list[Path], subject_id: str, language: str, organization
+    ) -> list[float]:
+        """Upload the files one after another into one subject; each one's reading time."""
         durations: list[float] = []
         for index, path in enumerate(files, start=1):
             response = client.post(
@@ -119,14 +146,7 @@ class Command(BaseCommand):
                 f"{index:3d} {path.name:60s} {reading.state:6s} {seconds * 1000:8.0f} ms "
                 f"found {reading.concepts_found:3d}  map {size.first() or 0:5d} concepts"
             )
-        first, last = durations[:10], durations[-10:]
-        ratio = _median_ms(last) / _median_ms(first) if first and _median_ms(first) else 0.0
-        self.stdout.write(
-            f"files {len(durations)}; median first ten {_median_ms(first):.0f} ms, "
-            f"last ten {_median_ms(last):.0f} ms, ratio {ratio:.2f}; "
-            f"all: median {_median_ms(durations):.0f} ms, p90 {_percentile_ms(durations, 0.9):.0f} ms, "
-            f"p95 {_percentile_ms(durations, 0.95):.0f} ms"
-        )
+        return durations
 
     def _wait(self, file_id: int, name: str) -> FileReading:
         deadline = time.monotonic() + WAIT_SECONDS_PER_FILE
