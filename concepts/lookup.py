@@ -8,11 +8,12 @@ map. Here the candidates are looked up instead, and the merge rules (`concepts.m
 - names that may be the same by key: every key that differs from the name's key only by
   a number ending (`key_variants`), looked up on the (subject, key) unique index and the
   GIN index on aliases;
-- names that may be the same by meaning: the nearest name vectors of the subject
-  (pgvector HNSW, iterative scan), only those within the calibrated distance;
+- names that may be the same by meaning: the nearest name vectors of the subject (an
+  exact scan of that subject's vectors, read once per file), only those within the
+  calibrated distance;
 - concepts a definition names: every run of words of the text up to the subject's
   longest key, with its last word's number ending undone (`text_key_candidates`),
-  looked up the same way as names;
+  looked up the same way as names (sent as one text, split by the server);
 - older definitions that name a new concept: `Concept.definition_tokens` (the set of
   a definition's tokens, GIN-indexed) must contain all the new name's tokens.
 
