@@ -693,8 +693,8 @@ class _MapPool:
         loosest = min(thresholds.threshold, thresholds.cognate_threshold)
         table = connection.ops.quote_name(Concept._meta.db_table)
         with connection.cursor() as cursor:
-            # An exact scan of the subject's vectors (the planner chose it over HNSW at
-            # these sizes anyway; exact, it cannot merge differently from run to run).
+            # An exact scan of the subject's vectors (no vector index: migration 0008;
+            # exact, it cannot merge differently from run to run).
             # The vectors are stored out of line (TOAST): compared in place, each is
             # fetched again for every new name (50 ms a name at 500 concepts). Read once
             # into a materialised list, copied through real[] so the copy is held
