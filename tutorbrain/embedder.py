@@ -9,6 +9,7 @@ is any OpenAI-compatible /v1/embeddings endpoint.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -108,14 +109,44 @@ def _build() -> Embedder:
 
 
 def reset_embedder() -> None:
-    """Forget the loaded embedder (tests that switch settings)."""
+    """Forget the loaded embedder (tests that switch settings) and what it embedded."""
     global _instance
     with _instance_lock:
         _instance = None
+    with _recent_lock:
+        _recent.clear()
+
+
+# The texts this process embedded last, and their vectors. A chat turn embeds the same
+# message twice: its append, then the block (a kept-alive connection keeps a chat
+# service on one server process), and a model call costs ~5 ms of CPU; a lookup does not.
+RECENT_TEXTS_MAX = 2048
+_recent: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_recent_lock = threading.Lock()
 
 
 def embed(texts: Sequence[str]) -> np.ndarray:
-    return get_embedder().embed(texts)
+    embedder = get_embedder()
+    keys = [(embedder.name, text) for text in texts]
+    found: dict[int, np.ndarray] = {}
+    with _recent_lock:
+        for i, key in enumerate(keys):
+            vector = _recent.get(key)
+            if vector is not None:
+                _recent.move_to_end(key)
+                found[i] = vector
+    missing = [i for i in range(len(keys)) if i not in found]
+    if not missing:
+        return np.stack([found[i] for i in range(len(keys))]) if keys else embedder.embed([])
+    fresh = embedder.embed([texts[i] for i in missing])
+    with _recent_lock:
+        for i, vector in zip(missing, fresh, strict=True):
+            vector = vector.copy()
+            vector.setflags(write=False)  # shared between callers: never changed in place
+            _recent[keys[i]] = found[i] = vector
+        while len(_recent) > RECENT_TEXTS_MAX:
+            _recent.popitem(last=False)
+    return np.stack([found[i] for i in range(len(keys))])
 
 
 def model_name() -> str:
