@@ -113,6 +113,11 @@ def reset_embedder() -> None:
     global _instance
     with _instance_lock:
         _instance = None
+    forget_recent_texts()
+
+
+def forget_recent_texts() -> None:
+    """Forget what was embedded (benchmarks that time the model itself)."""
     with _recent_lock:
         _recent.clear()
 
