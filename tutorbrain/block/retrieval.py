@@ -2,7 +2,8 @@
 
 The pools each reach the pair's whole history (or the whole time window, R-5.5):
 
-1. **recent** — the `RECENT_POOL_SIZE` most recent episodes (index episodeindex_pair_time_idx);
+1. **recent** — the `RECENT_POOL_SIZE` most recent episodes (`RECENT_POOL_SIZE_WITH_TOPIC`
+   when the message has a topic; index episodeindex_pair_time_idx);
 2. **lexical** — every episode whose search document holds a distinctive word of the
    message (GIN episodeindex_search_gin, 'simple' configuration: the words were already
    normalised and stop-word filtered in Python, for all five languages);
