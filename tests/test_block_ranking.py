@@ -219,3 +219,24 @@ def test_last_time_recalls_the_newest_exchange_about_the_topic_before_older_bett
     assert first_shown("What did we talk about osmosis last time?") == [episodes[55].id]
     # Without the cue the better matches win: the cue, not the budget, made the difference.
     assert episodes[55].id not in first_shown("What did we talk about osmosis?")
+
+
+@pytest.mark.django_db
+def test_only_the_best_lexical_matches_go_on_and_a_rare_word_still_wins(pair, monkeypatch):
+    from tutorbrain.block import retrieval
+
+    texts = [("question", f"Caroline talked about the weather, day {i}") for i in range(60)]
+    texts.insert(20, ("question", "Caroline is researching adoption agencies"))
+    episodes = _history(pair, texts, step=timedelta(days=1))
+    message = "What did Caroline say about the weather and adoption?"
+
+    def by_words(result):
+        return [r.id for r in result.recalled if "words" in r.pools]
+
+    assert len(by_words(build(pair, message, budget=1500))) > 5
+    monkeypatch.setattr(retrieval, "LEXICAL_POOL_KEEP", 5)
+    result = build(pair, message, budget=1500)
+    assert 0 < len(by_words(result)) <= 5
+    # Ranked by BM25 before the cut (rarity counted over every match): the one episode
+    # with the rare word is among the five.
+    assert episodes[20].id in by_words(result)

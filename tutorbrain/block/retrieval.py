@@ -38,6 +38,11 @@ RECENT_POOL_SIZE_WITH_TOPIC = 150
 # The lexical and concept pools take every match; these caps only bound a pathological
 # message (a word present in every episode). Within a cap the newest matches are kept.
 LEXICAL_POOL_MAX = 2_000
+# Of the lexical matches, only the best by BM25 go on to the costly stage (the episode
+# row, the vector similarity, the windows): a match ranked past this contributes
+# 1 / (RRF_K + rank) < 0.004 to its fusion. Every match still counts in the words'
+# document frequencies.
+LEXICAL_POOL_KEEP = 300
 CONCEPT_POOL_MAX = 2_000
 SEMANTIC_POOL_SIZE = 50
 # With a working set, the vector pool first takes this many nearest binary signatures
@@ -283,7 +288,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
 
     # Term expressions use positional-looking names to keep one parameter style.
     tsq_parts, hit_columns, df_columns = [], [], []
-    bm25_parts, idf_match_parts = [], []
+    bm25_parts, idf_match_parts, pool_bm25_parts = [], [], []
     for i, term in enumerate(query.terms):
         params[f"t{i}"] = term
         tsq_parts.append(f"plainto_tsquery('simple', %(t{i})s) AS q{i}")
@@ -293,10 +298,11 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             f"CASE WHEN ix.search @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
             f"- ts_rank(ix.search, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
         )
-        df_columns.append(f"count(*) FILTER (WHERE tf{i} > 0) OVER () AS df{i}")
+        df_columns.append(f"count(*) FILTER (WHERE tf{i} > 0) AS df{i}")
         # BM25's idf over this pair's history (Lucene's form, never negative).
         idf = f"ln(1 + (%(n_pair)s::float8 - df{i} + 0.5) / (df{i} + 0.5))"
         bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + norm)")
+        pool_bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + pool_norm)")
         idf_match_parts.append(f"CASE WHEN tf{i} > 0 THEN {idf} ELSE 0 END")
     # The pool's filter names the query inline: written so, the planner weighs the
     # pair's index against the full-text index by the words' real frequency (through
@@ -316,7 +322,32 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     bm25 = " + ".join(bm25_parts) or "0"
     best_idf = f"GREATEST({', '.join(idf_match_parts)})" if idf_match_parts else "0"
     hit_select = "".join(f", {c}" for c in hit_columns)
-    df_select = "".join(f", {c}" for c in df_columns)
+    # Every lexical match of the pair, with its term counts: the words' document
+    # frequencies are counted over all of them; the best LEXICAL_POOL_KEEP by BM25 are
+    # the lexical pool.
+    lexical_ctes = ""
+    if query.terms:
+        params["lexkeep"] = LEXICAL_POOL_KEEP
+        lexical_ctes = f"""
+    lexical AS MATERIALIZED (
+        SELECT ix.episode_id, ix.occurred_at,
+               length(ix.search)::float8 AS dl{hit_select}
+        FROM memory_episodeindex ix CROSS JOIN tq
+        WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}
+        ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s
+    ),
+    lexdf AS MATERIALIZED (
+        SELECT {", ".join(df_columns)}, avg(dl) AS lex_avgdl FROM lexical
+    ),
+    lexbest AS MATERIALIZED (
+        SELECT episode_id FROM (
+            SELECT lexical.*, lexdf.*,
+                   %(k1)s * (1 - %(b)s + %(b)s * dl / GREATEST(1, lex_avgdl)) AS pool_norm
+            FROM lexical CROSS JOIN lexdf) l
+        ORDER BY ({" + ".join(pool_bm25_parts)}) DESC, occurred_at DESC, episode_id DESC
+        LIMIT %(lexkeep)s
+    ),"""
+    df_select = "".join(f", lexdf.df{i}" for i in range(len(query.terms)))
 
     pools = [
         f"""SELECT ix.episode_id, {POOL_RECENT} AS flag FROM (
@@ -333,12 +364,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
                   ORDER BY e.occurred_at DESC LIMIT %(missescap)s) e"""
         )
     if query.terms:
-        pools.append(
-            f"""SELECT ix.episode_id, {POOL_LEXICAL} FROM (
-                  SELECT ix.episode_id FROM memory_episodeindex ix
-                  WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}
-                  ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s) ix"""
-        )
+        pools.append(f"SELECT episode_id, {POOL_LEXICAL} FROM lexbest")
     if query.concept_names and use_ws:
         pools.append(
             f"""SELECT c.episode_id, {POOL_CONCEPT} FROM (
@@ -425,7 +451,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         else "NULL::bigint"
     )
     sql = f"""
-    WITH {tq_cte}
+    WITH {tq_cte}{lexical_ctes}
     pool AS (
         SELECT episode_id, bit_or(flag) AS pools FROM (
             {" UNION ALL ".join(pools)}
@@ -449,7 +475,7 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         SELECT raw.*, ({term_hits}) AS term_hits{df_select},
                -- BM25's length normalisation (distinct terms of the document).
                %(k1)s * (1 - %(b)s + %(b)s * dl / GREATEST(1, avg(dl) OVER ())) AS norm
-        FROM raw
+        FROM raw {"CROSS JOIN lexdf" if query.terms else ""}
     ),
     weighed AS (
         SELECT freq.*, ({bm25}) AS bm25, {best_idf} AS best_idf FROM freq
