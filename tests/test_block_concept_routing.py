@@ -196,6 +196,27 @@ def index_of(*descriptions):
     return concept_words.description_index_build(list(descriptions), subject_language="en")
 
 
+def test_a_new_map_version_reads_only_the_descriptions_that_changed(monkeypatch):
+    from tutorbrain import language
+
+    concept_words.cache_clear()
+    read: list[str] = []
+    real = language.document_terms
+
+    def counting(text, code):
+        read.append(text)
+        return real(text, code)
+
+    monkeypatch.setattr(language, "document_terms", counting)
+    before = [("osmosis", "Osmosis\nWater crosses a membrane."), ("cell", "Cell\nA unit.")]
+    index_of(*before)
+    after = [before[0], ("cell", "Cell\nThe smallest unit of life.")]
+    rebuilt = index_of(*after)
+
+    assert read == [before[0][1], before[1][1], after[1][1]]
+    assert rebuilt.lengths["cell"] == len(real(after[1][1], "en"))
+
+
 def test_a_rare_shared_word_repeated_in_one_description_routes_to_it():
     index = index_of(
         ("osmosis", "Osmosis. Water crosses a membrane; water moves to where water is scarce."),

@@ -18,6 +18,7 @@ lookup query, so a warm build pays no extra query.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
@@ -46,6 +47,8 @@ MIN_SHARE = 0.30
 MARGIN = 1.4
 # Subjects whose descriptions a process keeps (least recently used dropped first).
 CACHE_SUBJECTS = 64
+# Description texts whose stems a process keeps across map versions.
+DESCRIPTIONS_REMEMBERED = 50_000
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def description_index_build(
     postings: dict[str, list[tuple[str, int]]] = {}
     lengths: dict[str, int] = {}
     for key, text in descriptions:
-        terms = language.document_terms(text, subject_language)
+        terms = _description_terms(text, subject_language)
         lengths[key] = len(terms)
         counts: dict[str, int] = {}
         for term in terms:
@@ -100,6 +103,14 @@ def description_index_build(
             postings.setdefault(term, []).append((key, tf))
     average = (sum(lengths.values()) / len(lengths)) if lengths else 0.0
     return DescriptionIndex(postings=postings, lengths=lengths, average_length=max(average, 1.0))
+
+
+@functools.lru_cache(maxsize=DESCRIPTIONS_REMEMBERED)
+def _description_terms(text: str, subject_language: str) -> tuple[str, ...]:
+    # A map changes a few descriptions at a time (a file read, a note taught) and the
+    # whole index is rebuilt for the new version: unchanged descriptions are not read
+    # again (reading one, its language detection most of all, is the costly part).
+    return tuple(language.document_terms(text, subject_language))
 
 
 def best_described(
@@ -163,3 +174,4 @@ def cache_index(subject_id: int, version: object, index: DescriptionIndex) -> No
 def cache_clear() -> None:
     with _lock:
         _cache.clear()
+    _description_terms.cache_clear()
