@@ -47,8 +47,9 @@ MIN_SHARE = 0.30
 MARGIN = 1.4
 # Subjects whose descriptions a process keeps (least recently used dropped first).
 CACHE_SUBJECTS = 64
-# Description texts whose stems a process keeps across map versions.
-DESCRIPTIONS_REMEMBERED = 50_000
+# Description texts whose stems a process keeps across map versions (~1-2 KB each:
+# twenty 1,000-concept maps in at most a few tens of MB).
+DESCRIPTIONS_REMEMBERED = 20_000
 
 
 @dataclass(frozen=True)
