@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -43,6 +42,7 @@ from tutorbrain.block.retrieval import (
     vector_literal,
 )
 from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_zone
+from tutorbrain.block.versioned import ByMapVersion
 
 # Concept routing (R-5.2): the message's embedding against the subject's concept
 # embeddings. Measured with the multilingual USE model: a question names its concept
@@ -264,13 +264,13 @@ def _description_index(subject: Subject, routing: ConceptRouting):
     read (one query) only when the map changed since this process last read them."""
     from concepts.selectors import concept_descriptions
 
-    index = concept_words.cached_index(subject.pk, routing.version)
-    if index is None:
-        index = concept_words.description_index_build(
+    return concept_words.indexes.get(
+        subject.pk,
+        routing.version,
+        lambda: concept_words.description_index_build(
             concept_descriptions(subject_id=subject.pk), subject_language=subject.language
-        )
-        concept_words.cache_index(subject.pk, routing.version, index)
-    return index
+        ),
+    )
 
 
 def _route_concepts(
@@ -374,10 +374,9 @@ def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
 
 # The whole map as the block reads it, per subject and map version (the version the
 # lookup reads for routing): the four map queries run once per process and map change,
-# not on every turn. Bounded: the least recently used subjects are dropped.
+# not on every turn.
 MAP_CACHE_SUBJECTS = 64
-_map_cache: OrderedDict[int, tuple[tuple, Any]] = OrderedDict()
-_map_cache_lock = threading.Lock()
+_maps = ByMapVersion(MAP_CACHE_SUBJECTS)
 
 
 def _map_view(subject: Subject, routed_keys: list[str], version: tuple | None):
@@ -385,22 +384,12 @@ def _map_view(subject: Subject, routed_keys: list[str], version: tuple | None):
 
     if version is None:  # no message, so no routing and no version read: ask the database
         return map_for_block(subject=subject, limit=MAP_LINES_MAX, first_keys=routed_keys)
-    with _map_cache_lock:
-        hit = _map_cache.get(subject.pk)
-        if hit is not None and hit[0] == version:
-            _map_cache.move_to_end(subject.pk)
-    if hit is None or hit[0] != version:
-        hit = (version, map_for_block(subject=subject))
-        with _map_cache_lock:
-            _map_cache[subject.pk] = hit
-            _map_cache.move_to_end(subject.pk)
-            while len(_map_cache) > MAP_CACHE_SUBJECTS:
-                _map_cache.popitem(last=False)
-    view = hit[1]
+    view = _maps.get(subject.pk, version, lambda: map_for_block(subject=subject))
     # map_for_block's order: the routed concepts lead, then by centrality.
     by_key = {c.key: c for c in view.concepts}
+    routed = set(routed_keys)
     leading = [by_key[k] for k in dict.fromkeys(routed_keys) if k in by_key]
-    rest = [c for c in view.concepts if c.key not in set(routed_keys)]
+    rest = [c for c in view.concepts if c.key not in routed]
     return replace(view, concepts=(leading + rest)[:MAP_LINES_MAX])
 
 

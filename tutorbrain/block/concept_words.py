@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tutorbrain import language
+from tutorbrain.block.versioned import ByMapVersion
 
 # BM25's usual constants: term-frequency saturation and length normalisation.
 BM25_K1 = 1.2
@@ -151,28 +150,9 @@ def words_beyond_names(terms: Sequence[str], names: Sequence[str], code: str) ->
 
 # ---- the per-process cache, by map version ---------------------------------------------
 
-_cache: OrderedDict[int, tuple[object, DescriptionIndex]] = OrderedDict()
-_lock = threading.Lock()
-
-
-def cached_index(subject_id: int, version: object) -> DescriptionIndex | None:
-    with _lock:
-        hit = _cache.get(subject_id)
-        if hit is None or hit[0] != version:
-            return None
-        _cache.move_to_end(subject_id)
-        return hit[1]
-
-
-def cache_index(subject_id: int, version: object, index: DescriptionIndex) -> None:
-    with _lock:
-        _cache[subject_id] = (version, index)
-        _cache.move_to_end(subject_id)
-        while len(_cache) > CACHE_SUBJECTS:
-            _cache.popitem(last=False)
+indexes = ByMapVersion(CACHE_SUBJECTS)
 
 
 def cache_clear() -> None:
-    with _lock:
-        _cache.clear()
+    indexes.clear()
     _description_terms.cache_clear()
