@@ -298,9 +298,10 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             f"CASE WHEN ix.search @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
             f"- ts_rank(ix.search, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
         )
-        df_columns.append(f"count(*) FILTER (WHERE tf{i} > 0) AS df{i}")
+        # float8: a bare count is bigint, and `df + 0.5` would then run in numeric.
+        df_columns.append(f"(count(*) FILTER (WHERE tf{i} > 0))::float8 AS df{i}")
         # BM25's idf over this pair's history (Lucene's form, never negative).
-        idf = f"ln(1 + (%(n_pair)s::float8 - df{i} + 0.5) / (df{i} + 0.5))"
+        idf = f"ln(1 + (%(n_pair)s::float8 - df{i} + 0.5::float8) / (df{i} + 0.5::float8))"
         bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + norm)")
         pool_bm25_parts.append(f"{idf} * tf{i} * (%(k1)s + 1) / (tf{i} + pool_norm)")
         idf_match_parts.append(f"CASE WHEN tf{i} > 0 THEN {idf} ELSE 0 END")
@@ -348,6 +349,33 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         LIMIT %(lexkeep)s
     ),"""
     df_select = "".join(f", lexdf.df{i}" for i in range(len(query.terms)))
+    # A candidate's term counts come from the lexical matches (counted once there): a
+    # candidate of another pool that is not among them lacks every term — or, past
+    # LEXICAL_POOL_MAX matches, is older than the newest matches kept, and is not
+    # weighed by its words (as a lexical match that old is not).
+    raw_term_select = "".join(
+        f", COALESCE(pool.tf{i}, 0) AS tf{i}" for i in range(len(query.terms))
+    )
+    # Joined before the episode rows: the planner then hashes the matches once (joined
+    # after, it guessed two candidates and scanned the matches once per candidate).
+    pooled_cte = (
+        f"""
+    pooled AS (
+        SELECT pool.*{"".join(f", lx.tf{i}" for i in range(len(query.terms)))}, lx.dl
+        FROM pool LEFT JOIN lexical lx ON lx.episode_id = pool.episode_id
+    ),"""
+        if query.terms
+        else ""
+    )
+    # BM25's length normalisation (distinct terms of the document) against the average
+    # over the lexical matches, as the lexical pool itself was ranked.
+    norm = (
+        "%(k1)s * (1 - %(b)s + %(b)s * COALESCE(dl, lex_avgdl, 1) / GREATEST(1, lex_avgdl))"
+        if query.terms
+        else "1::float8"
+    )
+    if query.terms:
+        raw_term_select += ", pool.dl"
 
     pools = [
         f"""SELECT ix.episode_id, {POOL_RECENT} AS flag FROM (
@@ -456,25 +484,22 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         SELECT episode_id, bit_or(flag) AS pools FROM (
             {" UNION ALL ".join(pools)}
         ) u GROUP BY episode_id
-    ),
+    ),{pooled_cte}
     raw AS MATERIALIZED (
         SELECT e.id, e.seq, e.kind, e.occurred_at, e.salience, e.verdict,
                -- Repeats are grouped by a 64-bit hash of the summary: the ranking
                -- carries numbers only, and the text is read for the rows shown.
                hashtextextended(e.summary, 0) AS text_key,
-               {similarity} AS similarity{hit_select}, length(ix.search)::float8 AS dl,
+               {similarity} AS similarity{raw_term_select},
                (e.concepts && %(names)s::varchar[]) AS concept_hit,
                pool.pools
-        FROM pool
+        FROM {"pooled AS pool" if query.terms else "pool"}
         JOIN memory_episode e ON e.id = pool.episode_id
-        JOIN memory_episodeindex ix ON ix.episode_id = e.id
-        {"CROSS JOIN tq" if tq_cte else ""}
+        {"JOIN memory_episodeindex ix ON ix.episode_id = e.id" if query.vector is not None else ""}
         WHERE e.pair_id = %(pair)s {narration_filter}
     ),
     freq AS (
-        SELECT raw.*, ({term_hits}) AS term_hits{df_select},
-               -- BM25's length normalisation (distinct terms of the document).
-               %(k1)s * (1 - %(b)s + %(b)s * dl / GREATEST(1, avg(dl) OVER ())) AS norm
+        SELECT raw.*, ({term_hits}) AS term_hits{df_select}, {norm} AS norm
         FROM raw {"CROSS JOIN lexdf" if query.terms else ""}
     ),
     weighed AS (
