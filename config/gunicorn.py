@@ -23,6 +23,9 @@ from config.env import env_int, env_str  # noqa: E402
 
 # The web processes' connections are named in pg_stat_activity (config/settings.py).
 os.environ.setdefault("TUTORBRAIN_DB_APPLICATION_NAME", "tutorbrain-web")
+# Each worker opens every connection of its pool at start and warms it (warm_up below):
+# a connection opened later, in a turn, would make that turn pay a cold backend.
+os.environ.setdefault("TUTORBRAIN_DB_POOL_KEEP_ALL", "1")
 
 bind = env_str("TUTORBRAIN_BIND", "127.0.0.1:8000")
 workers = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)

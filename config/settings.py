@@ -157,9 +157,16 @@ DATABASES["default"]["TEST"] = {
 # A process never holds more than max_size connections, so the server's total is bounded
 # by processes x max_size whatever the traffic: by default 2 x (4 + 4) = 16 for the web
 # server. `timeout`: how long a request waits for a free connection before failing.
-TUTORBRAIN_DB_POOL_MIN_SIZE = env_int("TUTORBRAIN_DB_POOL_MIN_SIZE", 2, minimum=0)
 TUTORBRAIN_DB_POOL_MAX_SIZE = env_int(
     "TUTORBRAIN_DB_POOL_MAX_SIZE", TUTORBRAIN_WEB_THREADS + TUTORBRAIN_BLOCK_WORKERS, minimum=1
+)
+# The production server keeps every connection it may use open (config/gunicorn.py sets
+# TUTORBRAIN_DB_POOL_KEEP_ALL), and warms each at start (tutorbrain.warmup): a new
+# PostgreSQL backend loads its catalog caches during its first block, 10-60 ms more.
+TUTORBRAIN_DB_POOL_MIN_SIZE = (
+    TUTORBRAIN_DB_POOL_MAX_SIZE
+    if env_bool("TUTORBRAIN_DB_POOL_KEEP_ALL", False)
+    else env_int("TUTORBRAIN_DB_POOL_MIN_SIZE", 2, minimum=0)
 )
 TUTORBRAIN_DB_POOL_TIMEOUT = env_float("TUTORBRAIN_DB_POOL_TIMEOUT", 10.0, minimum=0.1)
 if TUTORBRAIN_DB_POOL_MIN_SIZE > TUTORBRAIN_DB_POOL_MAX_SIZE:

@@ -10,25 +10,42 @@ turn costs what every later turn costs. It reads only.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import close_old_connections, connections
 from django.urls import get_resolver
 from django.utils import timezone
 
+from config.routers import block_read_alias
+
 logger = logging.getLogger(__name__)
 
-WARM_UP_MESSAGE = "What did we see last time about this?"
+# A history cue (the recent pool, time words) and a question with content words in each
+# language (stemmers and stop words are loaded on first use, the lexical pool and routing
+# by words run only for such words): a first turn of any shape finds it all loaded.
+WARM_UP_MESSAGES = (
+    "What did we see last time about this?",
+    "Can you explain again how this process works, step by step?",
+    "¿Puedes explicar otra vez cómo funciona este proceso?",
+    "Pode explicar de novo como funciona este processo?",
+    "Peux-tu expliquer encore comment fonctionne ce processus ?",
+    "هل يمكنك أن تشرح مرة أخرى كيف تعمل هذه العملية؟",
+)
 # A warm-up may take what it needs (a cold model, a cold cache): it is not a turn.
 WARM_UP_DEADLINE_SECONDS = 120.0
 
 
 def warm_up() -> dict[str, float]:
-    """One real embedding and one real block build through the deadline runner.
+    """Real embeddings and real block builds: through the deadline runner for each
+    warm-up message, then one on each connection the pool keeps open.
 
-    The build reads the most recently active pair, if there is one (an empty database
-    still runs the lookup query). Returns the milliseconds each step took.
+    The builds read the most recently active pair, if there is one (an empty database
+    still runs the lookup query). Returns the milliseconds each step took and how many
+    pooled connections were warmed.
     """
     from memory.models import Organization, Pair
     from tutorbrain.block.build import memory_block_build, message_embed
@@ -40,7 +57,7 @@ def warm_up() -> dict[str, float]:
     timings["urls_ms"] = (time.perf_counter() - started) * 1000
 
     started = time.perf_counter()
-    vector = message_embed(WARM_UP_MESSAGE)
+    vectors = [message_embed(message) for message in WARM_UP_MESSAGES]
     timings["embed_ms"] = (time.perf_counter() - started) * 1000
 
     started = time.perf_counter()
@@ -56,24 +73,67 @@ def warm_up() -> dict[str, float]:
         organization = Organization(pk=0, name="warm-up", slug="warm-up")
         student, subject = "warm-up", "warm-up"
 
-    def build(cancelled):
+    def build(index: int, cancelled: threading.Event):
+        k = index % len(WARM_UP_MESSAGES)
         return memory_block_build(
             organization=organization,
             student_external_id=student,
             subject_external_id=subject,
-            message=WARM_UP_MESSAGE,
+            message=WARM_UP_MESSAGES[k],
             now=timezone.now(),
             budget=settings.TUTORBRAIN_DEFAULT_TOKEN_BUDGET,
-            vector=vector,
+            vector=vectors[k],
             cancelled=cancelled,
         )
 
-    outcome = run_with_deadline(build, deadline=WARM_UP_DEADLINE_SECONDS)
+    for index in range(len(WARM_UP_MESSAGES)):
+        outcome = run_with_deadline(
+            lambda cancelled, index=index: build(index, cancelled),
+            deadline=WARM_UP_DEADLINE_SECONDS,
+        )
+        if outcome.dropped:
+            logger.warning("the warm-up block build did not finish")
     timings["block_ms"] = (time.perf_counter() - started) * 1000
-    if outcome.dropped:
-        logger.warning("the warm-up block build did not finish")
-    # This thread is not a request thread: hand its connections back to the pool.
+    # This thread is not a request thread: hand its connections back to the pool (the
+    # next step needs every one of them).
     close_old_connections()
     for alias in connections:
         connections[alias].close()
+    started = time.perf_counter()
+    warmed = _warm_pooled_connections(lambda index: build(index, threading.Event()))
+    timings["connections"] = warmed
+    timings["connections_ms"] = (time.perf_counter() - started) * 1000
     return timings
+
+
+def _warm_pooled_connections(build: Callable[[int], object]) -> int:
+    """One block build on each connection the pool keeps open; returns how many.
+
+    A PostgreSQL backend fills its catalog caches during its first statements: a turn
+    served by a connection no build has used yet pays ~10-60 ms more. The builds run
+    in as many threads at once, each holding its connection until all have built, so
+    each gets a connection of its own.
+    """
+    alias = block_read_alias()
+    count = connections.settings[alias].get("OPTIONS", {}).get("pool", {}).get("min_size", 0)
+    if count < 1:
+        return 0
+    barrier = threading.Barrier(count)
+
+    def run(index: int) -> None:
+        try:
+            build(index)
+            barrier.wait(timeout=WARM_UP_DEADLINE_SECONDS)
+        except threading.BrokenBarrierError:
+            pass  # another thread failed: its error is what counts
+        except Exception:
+            barrier.abort()
+            raise
+        finally:
+            for each in connections.all(initialized_only=True):
+                each.close()
+
+    with ThreadPoolExecutor(max_workers=count, thread_name_prefix="warm-up") as pool:
+        for future in [pool.submit(run, index) for index in range(count)]:
+            future.result()
+    return count
