@@ -16,7 +16,7 @@ from memory.services import EventSpec, episode_append, episode_append_batch, sub
 from tests.factories import OrganizationFactory, PairFactory
 from tutorbrain.block.build import memory_block_build
 from tutorbrain.block.format import STALE_CITATION_LABEL, BudgetTooSmall
-from tutorbrain.block.models import WorkingSet, WorkingSetEpisode
+from tutorbrain.block.models import WorkingSet, WorkingSetEpisode, concept_key, word_key
 from tutorbrain.block.tokens import count_tokens
 from tutorbrain.block.working_set import working_set_rebuild
 from tutorbrain.embedder import embed
@@ -601,6 +601,32 @@ def test_a_block_built_for_a_past_moment_does_not_remember_what_came_after(pair)
         ids = recalled_ids(build(pair, message))
         assert before.pk in ids
         assert after.pk not in ids
+
+
+def test_a_working_set_row_keys_its_words_and_concepts_by_its_own_pair(pair):
+    other = PairFactory()
+    mine = add(pair, "check", "Osmosis moves water", NOW, verdict="wrong", concepts=["Osmosis"])
+    add(other, "question", "Osmosis moves water", NOW)
+
+    working_set_rebuild(pair=pair)
+    working_set_rebuild(pair=other)
+
+    keys = set(WorkingSetEpisode.objects.get(episode_id=mine.pk).keys)
+    assert {word_key(pair.pk, "osmosi"), word_key(pair.pk, "water")} <= keys
+    assert concept_key(pair.pk, "Osmosis") in keys
+    assert not any(key.startswith(f"{other.pk}:") for key in keys)
+    # The same words in another pair's episode are under that pair's keys only.
+    assert (
+        WorkingSetEpisode.objects.filter(keys__contains=[word_key(pair.pk, "osmosi")]).count() == 1
+    )
+
+
+def test_a_word_the_text_search_parser_would_split_has_no_key_and_is_searched_by_scan():
+    assert word_key(7, "osmosi") == "7:osmosi"
+    assert word_key(7, "co2") == "7:co2"
+    assert word_key(7, "well-known") is None
+    assert word_key(7, "snake_case") is None
+    assert word_key(7, "Osmosi") is None
 
 
 def test_the_working_set_catches_up_incrementally_and_gives_the_same_block(record, pair):

@@ -5,10 +5,11 @@ The pools each reach the pair's whole history (or the whole time window, R-5.5):
 1. **recent** — the `RECENT_POOL_SIZE` most recent episodes (`RECENT_POOL_SIZE_WITH_TOPIC`
    when the message has a topic; index episodeindex_pair_time_idx);
 2. **lexical** — every episode whose search document holds a distinctive word of the
-   message (GIN episodeindex_search_gin, 'simple' configuration: the words were already
-   normalised and stop-word filtered in Python, for all five languages);
+   message ('simple' configuration: the words were already normalised, stemmed and
+   stop-word filtered in Python, in the message's language); with a working set, found
+   by the pair's word keys (GIN wsepisode_keys_gin), else by a scan of the pair's rows;
 3. **conceptual** — every episode that touches a concept the message was routed to
-   (GIN episode_concepts_gin on Episode.concepts);
+   (the working set's concept keys, else GIN episode_concepts_gin on Episode.concepts);
 4. **semantic** — the nearest neighbours of the message's embedding (HNSW
    episodeindex_embedding_hnsw, filtered by pair with pgvector's iterative index scan).
 
@@ -27,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from config.routers import block_connection
+from tutorbrain.block.models import concept_key, word_key
 from tutorbrain.block.timewindow import TimeWindow
 
 # ---- Pools -------------------------------------------------------------------------------
@@ -295,8 +297,8 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         # tf{i}: the term's count in the episode, from ts_rank (see _TS_RANK_UNIT); 0
         # when the episode lacks the term (then ts_rank is not computed at all).
         hit_columns.append(
-            f"CASE WHEN ix.search @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
-            f"- ts_rank(ix.search, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
+            f"CASE WHEN DOC @@ tq.q{i} THEN GREATEST(1, 1 / GREATEST(1e-3, %(zeta2)s "
+            f"- ts_rank(DOC, tq.q{i}, 0) / %(ts_unit)s) - 0.5) ELSE 0 END AS tf{i}"
         )
         # float8: a bare count is bigint, and `df + 0.5` would then run in numeric.
         df_columns.append(f"(count(*) FILTER (WHERE tf{i} > 0))::float8 AS df{i}")
@@ -322,21 +324,48 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     term_hits = " + ".join(f"(tf{i} > 0)::int" for i in range(len(query.terms))) or "0"
     bm25 = " + ".join(bm25_parts) or "0"
     best_idf = f"GREATEST({', '.join(idf_match_parts)})" if idf_match_parts else "0"
-    hit_select = "".join(f", {c}" for c in hit_columns)
+
+    def hit_select(doc: str) -> str:
+        # The document's length and the term counts (hit_columns) in document `doc`.
+        return f", length({doc})::float8 AS dl" + "".join(
+            f", {column.replace('DOC', doc)}" for column in hit_columns
+        )
+
+    # The working set's keys find the matches when every word has a key (word_key).
+    word_keys = [word_key(query.pair_id, term) for term in query.terms]
     # Every lexical match of the pair, with its term counts: the words' document
     # frequencies are counted over all of them; the best LEXICAL_POOL_KEEP by BM25 are
     # the lexical pool.
     lexical_ctes = ""
     if query.terms:
         params["lexkeep"] = LEXICAL_POOL_KEEP
+    if query.terms and use_ws and all(word_keys):
+        params["word_keys"] = word_keys
         lexical_ctes = f"""
     lexical AS MATERIALIZED (
-        SELECT ix.episode_id, ix.occurred_at,
-               length(ix.search)::float8 AS dl{hit_select}
+        SELECT * FROM (
+            SELECT w.episode_id, w.occurred_at{hit_select("w.search")}
+            FROM tutorbrain_block_workingsetepisode w CROSS JOIN tq
+            WHERE w.keys && %(word_keys)s::text[] AND w.pair_id = %(pair)s {window_w}
+            UNION ALL
+            SELECT ix.episode_id, ix.occurred_at{hit_select("ix.search")}
+            FROM memory_episode e
+            JOIN memory_episodeindex ix ON ix.episode_id = e.id CROSS JOIN tq
+            WHERE e.pair_id = %(pair)s AND e.seq > %(ws_seq)s
+              AND ix.search @@ ({any_term_inline}) {window_ix}
+        ) matches
+        ORDER BY occurred_at DESC LIMIT %(lexcap)s
+    ),"""
+    elif query.terms:
+        lexical_ctes = f"""
+    lexical AS MATERIALIZED (
+        SELECT ix.episode_id, ix.occurred_at{hit_select("ix.search")}
         FROM memory_episodeindex ix CROSS JOIN tq
         WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}
         ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s
-    ),
+    ),"""
+    if query.terms:
+        lexical_ctes += f"""
     lexdf AS MATERIALIZED (
         SELECT {", ".join(df_columns)}, avg(dl) AS lex_avgdl FROM lexical
     ),
@@ -356,11 +385,12 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     raw_term_select = "".join(
         f", COALESCE(pool.tf{i}, 0) AS tf{i}" for i in range(len(query.terms))
     )
-    # Joined before the episode rows: the planner then hashes the matches once (joined
-    # after, it guessed two candidates and scanned the matches once per candidate).
+    # Joined before the episode rows, in a CTE of its own: the planner then hashes the
+    # matches once (joined after, or inlined, it guessed two candidates and scanned the
+    # matches once per candidate: 500 x 900 rows).
     pooled_cte = (
         f"""
-    pooled AS (
+    pooled AS MATERIALIZED (
         SELECT pool.*{"".join(f", lx.tf{i}" for i in range(len(query.terms)))}, lx.dl
         FROM pool LEFT JOIN lexical lx ON lx.episode_id = pool.episode_id
     ),"""
@@ -394,11 +424,12 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
     if query.terms:
         pools.append(f"SELECT episode_id, {POOL_LEXICAL} FROM lexbest")
     if query.concept_names and use_ws:
+        params["concept_keys"] = [concept_key(query.pair_id, n) for n in query.concept_names]
         pools.append(
             f"""SELECT c.episode_id, {POOL_CONCEPT} FROM (
                   SELECT episode_id, occurred_at FROM (
                     SELECT w.episode_id, w.occurred_at FROM tutorbrain_block_workingsetepisode w
-                    WHERE w.pair_id = %(pair)s AND w.concepts && %(names)s::varchar[] {window_w}
+                    WHERE w.keys && %(concept_keys)s::text[] AND w.pair_id = %(pair)s {window_w}
                     UNION ALL
                     SELECT e.id, e.occurred_at FROM memory_episode e
                     WHERE e.pair_id = %(pair)s AND e.seq > %(ws_seq)s

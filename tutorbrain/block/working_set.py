@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from memory import indexing
 from memory.models import Pair
-from tutorbrain.block.models import WorkingSet, WorkingSetEpisode
+from tutorbrain.block.models import KEYS_SQL, WorkingSet, WorkingSetEpisode
 
 # Serialises rebuilds of one pair (a retried nightly task may overlap its first try)
 # without touching the pair's row lock, which is the episode chain's append lock.
@@ -29,13 +29,13 @@ _LOCK_NAMESPACE = "tutorbrain_block_working_set"
 # A signature only for vectors of the current model (comparable with the message's);
 # every episode gets its row, so the concept pool sees them all. The coverage comes
 # from the inserted rows themselves (same snapshot).
-_INSERT_SQL = """
+_INSERT_SQL = f"""
     WITH inserted AS (
         INSERT INTO tutorbrain_block_workingsetepisode
-            (episode_id, pair_id, occurred_at, signature, concepts)
+            (episode_id, pair_id, occurred_at, signature, concepts, search, keys)
         SELECT e.id, e.pair_id, e.occurred_at,
                CASE WHEN ix.embedding_model = %(model)s THEN binary_quantize(ix.embedding) END,
-               e.concepts
+               e.concepts, ix.search, {KEYS_SQL}
         FROM memory_episode e
         LEFT JOIN memory_episodeindex ix ON ix.episode_id = e.id
         WHERE e.pair_id = %(pair)s AND e.seq > %(after)s
