@@ -5,6 +5,8 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from memory.services import episode_append
+from tutorbrain.block.build import memory_block_build
 from tutorbrain.models import SelfModel
 from tutorbrain.nightly.selectors import self_model_limits_sentence
 
@@ -40,3 +42,29 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
     assert "7 checks" in sentence
     assert "0.12" in sentence or "0.13" in sentence
     assert "9 checks that followed a belief (p_right, expected calibration error 0.04)" in sentence
+
+
+def test_the_block_states_the_calibration_its_lookup_read_with_the_pair(pair):
+    episode_append(pair=pair, kind="question", summary="What is osmosis?")
+    SelfModel.objects.create(
+        pair=pair,
+        day=dt.date(2026, 3, 1),
+        computed_at=timezone.now(),
+        calibrated=True,
+        predicted_checks=7,
+        ece=0.125,
+        belief_predictions=9,
+        belief_ece=0.04,
+    )
+
+    block = memory_block_build(
+        organization=pair.student.organization,
+        student_external_id=pair.student.external_id,
+        subject_external_id=pair.subject.external_id,
+        message="What is osmosis?",
+        now=timezone.now(),
+        budget=900,
+    )
+
+    assert self_model_limits_sentence(pair=pair) in block.text
+    assert "ranking, not a probability" not in block.text

@@ -5,10 +5,11 @@ runner and the benchmark call it). It calls no generative model: the one model c
 `message_embed` — one embedding of the message, shared by concept routing and the
 vector pool — and it is timed apart from the build.
 
-Queries per build (pinned by a test): the student and subject lookup, concept routing,
-the candidates (one statement, tutorbrain.block.retrieval), beliefs, the map (four,
-concepts.selectors.map_for_block), citation status when a recalled answer cites files,
-the self-model's limits sentence, and once per database connection the session
+Queries per build (pinned by a test): the lookup (student, subject, pair, working-set
+coverage, the self-model's figures and the concepts for routing, one statement), the
+candidates (one statement, tutorbrain.block.retrieval), beliefs, the map (four,
+concepts.selectors.map_for_block, once per process and map version), citation status
+when a recalled answer cites files, and once per database connection the session
 settings of the vector index; once per process and map version, the concepts'
 descriptions for routing by words (tutorbrain.block.concept_words).
 """
@@ -43,6 +44,7 @@ from tutorbrain.block.retrieval import (
 )
 from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_zone
 from tutorbrain.block.versioned import ByMapVersion
+from tutorbrain.nightly.selectors import UNCALIBRATED_SENTENCE, limits_sentence_for
 
 # Concept routing (R-5.2): the message's embedding against the subject's concept
 # embeddings. Measured with the multilingual USE model: a question names its concept
@@ -141,6 +143,9 @@ _LOOKUP_SQL = """
            st.organization_id, st.external_id, st.timezone,
            sb.organization_id, sb.external_id, sb.name, sb.language,
            ws.max_seq, ws.embedding_model,
+           -- The self-model's figures for the HOW TO USE line (R-7.6).
+           sm.pair_id IS NOT NULL, sm.calibrated, sm.predicted_checks, sm.ece,
+           sm.belief_predictions, sm.belief_ece,
            -- The subject's concepts for routing, in the same round trip.
            (SELECT json_build_array(json_agg(json_build_array(
                        c.name, c.key, c.aliases,
@@ -158,6 +163,7 @@ _LOOKUP_SQL = """
     JOIN memory_student st ON st.id = p.student_id
     JOIN memory_subject sb ON sb.id = p.subject_id
     LEFT JOIN tutorbrain_block_workingset ws ON ws.pair_id = p.id
+    LEFT JOIN tutorbrain_selfmodel sm ON sm.pair_id = p.id
     WHERE st.organization_id = %(org)s AND st.external_id = %(student)s
       AND sb.organization_id = %(org)s AND sb.external_id = %(subject)s
 """
@@ -191,14 +197,15 @@ def _routing_from_json(value) -> ConceptRouting:
 
 def _lookup(
     request: BuildRequest, *, vector: str | None, route: bool
-) -> tuple[Pair | None, Student | None, Subject | None, Coverage, ConceptRouting | None]:
-    """The pair, student and subject of *this* organization, by external ids.
+) -> tuple[Pair | None, Student | None, Subject | None, Coverage, ConceptRouting | None, str]:
+    """The pair, student and subject of *this* organization, by external ids, and the
+    self-model's sentence on confidence.
 
     External ids are per organization: an id another organization uses is simply
     unknown here, and nothing of theirs can be read (every later query is keyed by the
     pair or subject found here). Nothing is created: the chat service may ask before
-    it has logged anything. One query — with the pair's working-set coverage and, when
-    `route`, the subject's concepts for routing — in SQL: the ORM's compilation of this
+    it has logged anything. One query — with the pair's working-set coverage, its
+    self-model and, when `route`, the subject's concepts for routing — in SQL: the ORM's compilation of this
     join cost more than running it, and every round trip counts on a busy machine.
     """
     with block_connection().cursor() as cursor:
@@ -215,7 +222,8 @@ def _lookup(
         row = cursor.fetchone()
     if row is not None:
         (pk, student_id, subject_id, head_seq, st_org, st_ext, tz, sb_org, sb_ext, name, lang,
-         ws_seq, ws_model, concepts) = row  # fmt: skip
+         ws_seq, ws_model, has_self_model, calibrated, predicted_checks, ece,
+         belief_predictions, belief_ece, concepts) = row  # fmt: skip
         db = block_connection().alias
         student = Student.from_db(
             db,
@@ -235,14 +243,25 @@ def _lookup(
         pair.student, pair.subject = student, subject
         coverage = (ws_seq, ws_model) if ws_seq is not None else None
         routing = _routing_from_json(concepts) if route else None
-        return pair, student, subject, coverage, routing
+        limits = (
+            limits_sentence_for(
+                calibrated=calibrated,
+                predicted_checks=predicted_checks,
+                ece=ece,
+                belief_predictions=belief_predictions,
+                belief_ece=belief_ece,
+            )
+            if has_self_model
+            else UNCALIBRATED_SENTENCE
+        )
+        return pair, student, subject, coverage, routing, limits
     known_student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
     ).first()
     known_subject = Subject.objects.filter(
         organization=request.organization, external_id=request.subject_external_id
     ).first()
-    return None, known_student, known_subject, None, None
+    return None, known_student, known_subject, None, None, UNCALIBRATED_SENTENCE
 
 
 def _concept_rows(*, subject: Subject, vector: str | None) -> ConceptRouting:
@@ -496,10 +515,13 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
     coverage: Coverage | object = _NOT_READ
     route = bool(message.strip())
     routing: ConceptRouting | None = None
+    limits: str | None = None
     if pair is not None:
         student, subject = pair.student, pair.subject
     else:
-        pair, student, subject, coverage, routing = _lookup(request, vector=vector, route=route)
+        pair, student, subject, coverage, routing, limits = _lookup(
+            request, vector=vector, route=route
+        )
     _check(cancelled)
     # The message is read in its own language (one stop list, one stemmer, its month
     # names); the subject's language reads a message whose own is unclear ("ok", "DNA").
@@ -568,7 +590,8 @@ def _build(request: BuildRequest, *, pair: Pair | None, vector, cancelled) -> Bl
         if subject is not None
         else (0, 0.0, [], 0)
     )
-    limits = _limits_sentence(pair)
+    if limits is None:
+        limits = _limits_sentence(pair)
     _check(cancelled)
 
     lines_by_id: dict[int, fmt.EpisodeLine] = {}
