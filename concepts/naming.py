@@ -174,6 +174,13 @@ def _number_forms(key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
 
 
+@lru_cache(maxsize=FORMS_CACHE_SIZE)
+def _last_words(key: str) -> frozenset[str]:
+    """The last word of each of the key's number forms: one of them must be a word of a
+    text that names the key."""
+    return frozenset(form.rpartition(" ")[2] for form in _number_forms(key))
+
+
 def same_but_number(key_a: str, key_b: str) -> bool:
     """ "gene"/"genes", "study"/"studies", "sistemas nerviosos"/"sistema nervioso": one
     concept in the singular and the plural (word by word, as Romance adjectives agree)."""
@@ -262,10 +269,14 @@ def find_keys_in(text: str, keys: Mapping[str, T]) -> list[tuple[str, T]]:
     "cell".
     """
     haystack = key_tokens_text(text)
+    # A key is found only as whole words, so the last word of one of its forms is a word
+    # of the text: the other keys are skipped without searching (a reading asks this of
+    # every definition with the hundreds of names it looked up).
+    words = frozenset(haystack.split(" "))
     taken = [False] * len(haystack)
     found: list[tuple[str, T]] = []
     for key in sorted(keys, key=len, reverse=True):
-        if not key:
+        if not key or words.isdisjoint(_last_words(key)):
             continue
         hit = False
         for needle_key in _number_forms(key):
