@@ -602,18 +602,16 @@ def _ids_by_keys(subject: Subject, keys: set[str] | list[str]) -> list[int]:
         return sorted(row[0] for row in cursor.fetchall())
 
 
-def _longest_key(subject: Subject) -> int:
-    """The most tokens in a key or alias of the subject: the longest word run worth
-    looking up in a definition."""
-    table = connection.ops.quote_name(Concept._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(max(array_length(string_to_array(k, ' '), 1)), 1) FROM ("
-            f"SELECT key AS k FROM {table} WHERE subject_id = %s UNION ALL "
-            f"SELECT unnest(aliases) FROM {table} WHERE subject_id = %s) AS names",
-            [subject.pk, subject.pk],
-        )
-        return int(cursor.fetchone()[0])
+def _name_index(subject: Subject) -> tuple[lookup.NameIndex, dict[str, list[int]]]:
+    """Every key and alias of the subject (one query, short strings only), and the ids
+    of the concepts carrying each."""
+    ids_of: dict[str, list[int]] = defaultdict(list)
+    for pk, key, aliases in (
+        Concept.objects.filter(subject=subject).order_by("pk").values_list("pk", "key", "aliases")
+    ):
+        for name in dict.fromkeys([key, *aliases]):
+            ids_of[name].append(pk)
+    return lookup.NameIndex(ids_of), ids_of
 
 
 # How many nearest name vectors a new name is compared with (those within the
@@ -668,6 +666,12 @@ class _MapPool:
         for concept in concepts:
             out.append(self.by_id.setdefault(concept.pk, concept))
         return out
+
+    def by_ids(self, ids: list[int]) -> list[Concept]:
+        """Concepts already written, by id (without their vectors)."""
+        if not ids:
+            return []
+        return self.add(Concept.objects.filter(pk__in=ids).defer("embedding").order_by("pk"))
 
     def by_keys(self, keys: set[str], *, vectors: bool = False) -> list[Concept]:
         """Concepts whose key or an alias is one of `keys` (unique index, GIN on aliases)."""
@@ -922,13 +926,13 @@ def _merge_into_map(
     _add_sources(subject_file, sources)
 
     # Concepts the definitions (and the extractor's builds-on and assumed names) may
-    # name: looked up by every run of words, one query for the file.
+    # name: the runs of words that are keys or aliases of the map (this file's too).
+    index, ids_of = _name_index(subject)
     named: set[str] = set()
-    longest = _longest_key(subject)
     for item in extracted:
-        named |= lookup.text_key_candidates(item.definition, longest)
+        named |= lookup.names_in_text(item.definition, index)
         named |= {concept_key(n) for n in [*item.builds_on, *item.assumes]}
-    pool.by_keys(named)
+    pool.by_ids(sorted({pk for name in named for pk in ids_of.get(name, ())}))
     known = pool.keys(resolved)
     edges: list[tuple[int, int]] = []
     for item in extracted:

@@ -15,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from concepts.extractors import ExtractedConcept
-from concepts.lookup import definition_tokens, key_variants, text_key_candidates, word_variants
+from concepts.lookup import (
+    NameIndex,
+    definition_tokens,
+    key_variants,
+    names_in_text,
+    text_key_candidates,
+    word_variants,
+)
 from concepts.models import Concept, ConceptSource, Prerequisite
 from concepts.naming import concept_key, find_keys_in, same_but_number
 from concepts.services import _merge_into_map, file_read, file_upload
@@ -57,6 +64,23 @@ def test_looking_up_a_texts_word_runs_finds_what_the_whole_map_would(map_keys, t
     candidates = text_key_candidates(text, max(len(k.split()) for k in map_keys))
     looked_up = {key: key for key in map_keys if key in candidates}
     assert find_keys_in(text, looked_up) == find_keys_in(text, whole_map)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    map_keys=st.lists(keys, min_size=1, max_size=12, unique=True),
+    text=st.lists(st.sampled_from([*WORDS, "the", "of", "is"]), max_size=25).map(" ".join),
+)
+def test_walking_a_text_against_the_names_finds_the_names_among_its_word_runs(map_keys, text):
+    candidates = text_key_candidates(text, max(len(k.split()) for k in map_keys))
+    assert names_in_text(text, NameIndex(map_keys)) == set(map_keys) & candidates
+
+
+def test_a_name_is_found_in_a_text_in_either_number_and_only_as_whole_words():
+    index = NameIndex(["cell membrane", "cell", "membrane protein", "study"])
+    text = "Studies of cell membranes and their membrane-protein; cellular parts."
+    assert names_in_text(text, index) == {"study", "cell membrane", "cell", "membrane protein"}
+    assert names_in_text("cellular membranes", index) == set()
 
 
 def test_word_variants_go_both_ways():
