@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 from django.db.models.signals import post_init
@@ -217,6 +218,21 @@ def test_new_concepts_get_ids_after_every_older_concept_in_the_files_order():
     _merge(pair, [ExtractedConcept(name) for name in ["Zygote", "Allele", "Meiosis"]])
     new = Concept.objects.filter(subject=pair.subject, pk__gt=oldest_new).order_by("pk")
     assert [c.name for c in new] == ["Zygote", "Allele", "Meiosis"]
+
+
+@pytest.mark.django_db
+def test_a_new_concepts_name_vector_is_stored_as_exactly_the_floats_the_embedder_gave():
+    pair = PairFactory()
+    upload = file_upload(pair=pair, name="notes.md", content=b"notes", queue=False)
+    names = ["Zygote", "Allele", "Meiosis"]
+    vectors = np.random.default_rng(7).standard_normal((3, 512)).astype(np.float32)
+    vectors[1] = [np.float32(1) / 3, np.float32(2) ** -140, -0.1, 1e-7, *([0.5] * 508)]
+    with transaction.atomic():
+        _merge_into_map(upload.file, [ExtractedConcept(n) for n in names], vectors, "m", "en")
+    stored = {c.name: c for c in Concept.objects.filter(subject=pair.subject, name__in=names)}
+    for name, vector in zip(names, vectors, strict=True):
+        assert np.asarray(stored[name].embedding, dtype=np.float32).tobytes() == vector.tobytes()
+        assert stored[name].embedding_model == "m"
 
 
 @pytest.mark.django_db
