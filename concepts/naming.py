@@ -31,6 +31,7 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _ARABIC_ARTICLE = re.compile(r"^(?:وال|بال|فال|كال|لل|ال)(?=\w{3,})")
 
 
+@lru_cache(maxsize=4096)
 def _script_of(char: str) -> str:
     name = unicodedata.name(char, "")
     return name.split(" ", 1)[0] if name else ""
@@ -41,14 +42,20 @@ _FOLDABLE_SCRIPTS = frozenset({"LATIN", "GREEK", "CYRILLIC"})
 
 
 def _fold_marks(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    if decomposed.isascii():
+        return decomposed  # no marks, and already composed
+    # A mark goes when the letter it sits on is of a foldable script; that letter's
+    # script is looked up only then (by its Unicode name: ~2 us a character, and
+    # tokenising a file's text asked it of every character).
     out: list[str] = []
-    base_script = ""
-    for char in unicodedata.normalize("NFD", text):
+    base = ""
+    for char in decomposed:
         if unicodedata.combining(char):
-            if base_script in _FOLDABLE_SCRIPTS:
+            if base and _script_of(base) in _FOLDABLE_SCRIPTS:
                 continue
         else:
-            base_script = _script_of(char)
+            base = char
         out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
 
