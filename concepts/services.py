@@ -776,6 +776,38 @@ def _write_name_vectors(vectors: dict) -> None:
         )
 
 
+def _definitions_naming(subject: Subject, keys, exclude: set[int]) -> list[tuple[int, str]]:
+    """(id, definition) of the subject's concepts, but `exclude`, whose definition tokens
+    hold every word of one of `keys`, its last word in any number.
+
+    The database keeps the rows with a token among the keys' last-word forms (a hashed
+    set: one probe a token); each key's own test runs here on those few rows. Asked as
+    one array test per key (or one `&&` with all the forms, which compares every token
+    with every form), it read and tested each concept of the subject: ~30-50 ms at 860
+    concepts for a 60-concept file.
+    """
+    wanted = []
+    for key in keys:
+        *head, last = key.split(" ")
+        wanted.append((frozenset(head), lookup.word_variants(last)))
+    forms = sorted({form for _, variants in wanted for form in variants})
+    table = connection.ops.quote_name(Concept._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.definition, c.definition_tokens FROM {table} AS c "
+            "WHERE c.subject_id = %s AND NOT (c.id = ANY(%s::bigint[])) AND EXISTS ("
+            "SELECT FROM unnest(c.definition_tokens) AS t(token) WHERE t.token = ANY(%s::text[]))",
+            [subject.pk, sorted(exclude), forms],
+        )
+        rows = cursor.fetchall()
+    out = []
+    for concept_id, definition, definition_tokens in rows:
+        tokens = frozenset(definition_tokens)
+        if any(head <= tokens and not variants.isdisjoint(tokens) for head, variants in wanted):
+            out.append((concept_id, definition))
+    return out
+
+
 def _vector_literal(vector) -> str:
     """pgvector's text form of a name vector, 7 significant digits (as always sent here);
     one %-format call per vector, not one format call per number."""
@@ -998,22 +1030,9 @@ def _merge_into_map(
     this_file = {c.pk for c in resolved.values()}
     new_keys = {c.key: c for c in resolved.values() if c.pk in created_ids}
     if new_keys:
-        containing = Q()
-        for key in new_keys:
-            *head, last = key.split(" ")
-            # Every word of the name; the last in any number (as find_keys_in reads it).
-            containing |= Q(definition_tokens__contains=head) & Q(
-                definition_tokens__overlap=sorted(lookup.word_variants(last))
-            )
-        older = (
-            Concept.objects.filter(subject=subject)
-            .filter(containing)
-            .exclude(pk__in=this_file)
-            .only("pk", "definition")
-        )
-        for concept in older:
-            for _, target in find_keys_in(concept.definition, new_keys):
-                edges.append((concept.pk, target.pk))
+        for concept_id, definition in _definitions_naming(subject, new_keys, this_file):
+            for _, target in find_keys_in(definition, new_keys):
+                edges.append((concept_id, target.pk))
     _add_edges(subject, edges)
 
 

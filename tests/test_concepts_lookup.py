@@ -221,6 +221,42 @@ def test_new_concepts_get_ids_after_every_older_concept_in_the_files_order():
 
 
 @pytest.mark.django_db
+def test_an_older_definition_naming_a_new_concept_in_any_number_builds_on_it():
+    pair = PairFactory()
+
+    def read(name, items):
+        upload = file_upload(pair=pair, name=name, content=name.encode(), queue=False)
+        with transaction.atomic():
+            _merge_into_map(upload.file, items, [], "", "en")
+
+    read(
+        "first.md",
+        [
+            ExtractedConcept(
+                "Active transport", definition="Pumps spend ATP via plasma membranes."
+            ),
+            ExtractedConcept("Osmosis", definition="Water crosses a membrane."),
+            ExtractedConcept(
+                "Diffusion", definition="Spreading of plasma membranes.", defines=False
+            ),
+            ExtractedConcept("Exocytosis", definition="Vesicles fuse with the plasma."),
+        ],
+    )
+    read(
+        "second.md",
+        [ExtractedConcept("Plasma membrane"), ExtractedConcept("ATP"), ExtractedConcept("Cell")],
+    )
+    edges = set(
+        Prerequisite.objects.filter(subject=pair.subject).values_list(
+            "concept__key", "prerequisite__key"
+        )
+    )
+    # Every word of the name, its last in the plural; a text that defines nothing, or
+    # holds only part of a name, gives no edge.
+    assert edges == {("active transport", "plasma membrane"), ("active transport", "atp")}
+
+
+@pytest.mark.django_db
 def test_a_new_concepts_name_vector_is_stored_as_exactly_the_floats_the_embedder_gave():
     pair = PairFactory()
     upload = file_upload(pair=pair, name="notes.md", content=b"notes", queue=False)
