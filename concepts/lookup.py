@@ -16,7 +16,8 @@ map. Here the candidates are looked up instead, and the merge rules (`concepts.m
   (`names_in_text`: the runs of `text_key_candidates` that are names, found by walking
   the text against the names and their leading words, read once per file);
 - older definitions that name a new concept: `Concept.definition_tokens` (the set of
-  a definition's tokens, GIN-indexed) must contain all the new name's tokens.
+  a definition's tokens) must contain all the new name's tokens, its last in any number
+  (the rows holding one of those last words found by a hashed probe per token).
 
 The variant sets are deliberately generous (a superset costs a few index probes; a
 missing variant would miss a merge). `tests/test_concepts_lookup.py` checks them against
