@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -759,7 +760,8 @@ class _MapPool:
 
 def _write_name_vectors(vectors: dict) -> None:
     """Set the name vectors of these concepts (id -> float32 vector), sent in binary in
-    one UPDATE on the transaction's own connection."""
+    one UPDATE on the transaction's own connection. (Two statements, the type lookup
+    and the UPDATE, that Django's query capture does not see.)"""
     if not vectors:
         return
     connection.ensure_connection()
@@ -776,7 +778,9 @@ def _write_name_vectors(vectors: dict) -> None:
         )
 
 
-def _definitions_naming(subject: Subject, keys, exclude: set[int]) -> list[tuple[int, str]]:
+def _definitions_naming(
+    subject: Subject, keys: Iterable[str], exclude: set[int]
+) -> list[tuple[int, str]]:
     """(id, definition) of the subject's concepts, but `exclude`, whose definition tokens
     hold every word of one of `keys`, its last word in any number.
 
