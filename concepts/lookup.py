@@ -11,11 +11,13 @@ map. Here the candidates are looked up instead, and the merge rules (`concepts.m
 - names that may be the same by meaning: the nearest name vectors of the subject (an
   exact scan of that subject's vectors, read once per file), only those within the
   calibrated distance;
-- concepts a definition names: every run of words of the text up to the subject's
-  longest key, with its last word's number ending undone (`text_key_candidates`),
-  looked up the same way as names (sent as one text, split by the server);
+- concepts a definition names: every run of words of the text that is one of the
+  subject's keys or aliases, with its last word's number ending undone
+  (`names_in_text`: the runs of `text_key_candidates` that are names, found by walking
+  the text against the names and their leading words, read once per file);
 - older definitions that name a new concept: `Concept.definition_tokens` (the set of
-  a definition's tokens, GIN-indexed) must contain all the new name's tokens.
+  a definition's tokens) must contain all the new name's tokens, its last in any number
+  (the rows holding one of those last words found by a hashed probe per token).
 
 The variant sets are deliberately generous (a superset costs a few index probes; a
 missing variant would miss a merge). `tests/test_concepts_lookup.py` checks them against
@@ -25,6 +27,7 @@ there must be mirrored here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from concepts.naming import tokens
@@ -91,7 +94,8 @@ def key_variants(key: str) -> set[str]:
 
 def text_key_candidates(text: str, max_tokens: int) -> set[str]:
     """Keys that a concept named in `text` could have: each run of up to `max_tokens`
-    tokens, with its last word's number ending undone either way."""
+    tokens, with its last word's number ending undone either way. The definition of
+    what `names_in_text` finds (the tests hold the two equal); the reading uses that."""
     words = tokens(text)
     variants = [word_variants(word) for word in words]
     out: set[str] = set()
@@ -100,6 +104,44 @@ def text_key_candidates(text: str, max_tokens: int) -> set[str]:
         for end in range(start, min(start + max_tokens, len(words))):
             out.update(f"{head} {last}" if head else last for last in variants[end])
             head = f"{head} {words[end]}" if head else words[end]
+    return out
+
+
+class NameIndex:
+    """A subject's keys and aliases, with every leading run of their words ("cell" and
+    "cell membrane" of "cell membrane protein"): a text's word run is extended only
+    while it can still become a name."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names = frozenset(names)
+        heads: set[str] = set()
+        for name in self.names:
+            words = name.split(" ")
+            heads.update(" ".join(words[:end]) for end in range(1, len(words)))
+        self.heads = frozenset(heads)
+
+
+def names_in_text(text: str, index: NameIndex) -> set[str]:
+    """The names of `index` that `text` holds: exactly the names among
+    `text_key_candidates(text, longest name)`, without making every run of the text.
+
+    `text_key_candidates` of a definition are tens of thousands of strings at a
+    thousand-concept map (runs as long as its longest name), all sent to the database
+    to find the few hundred that are names; this walks each start of the text only as
+    far as the run is the beginning of some name.
+    """
+    words = tokens(text)
+    out: set[str] = set()
+    for start in range(len(words)):
+        head = ""  # the run's words before its last, grown one word at a time
+        for end in range(start, len(words)):
+            for last in word_variants(words[end]):
+                run = f"{head} {last}" if head else last
+                if run in index.names:
+                    out.add(run)
+            head = f"{head} {words[end]}" if head else words[end]
+            if head not in index.heads:
+                break
     return out
 
 

@@ -66,7 +66,8 @@ class Concept(models.Model):
     summary = models.CharField(max_length=500, blank=True)
     definition = models.TextField(blank=True)
     # The distinct tokens of the definition (`concepts.lookup.definition_tokens`): which
-    # older definitions name a new concept is a GIN lookup, not a scan of every one.
+    # older definitions may name a new concept is a test on these short arrays (a hashed
+    # probe per token), not a read of every definition.
     definition_tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     layer = models.CharField(max_length=10, choices=Layer.choices, default=Layer.FILE)
     # Prerequisites a file assumes but no file explains and only this concept assumes
@@ -110,7 +111,10 @@ class Concept(models.Model):
             GinIndex(fields=["assumes"], name="concept_assumes_gin"),
             # concept_by_name: a name that was merged into a concept under another key.
             GinIndex(fields=["aliases"], name="concept_aliases_gin"),
-            # Reading a file: the older definitions that contain a new name's tokens.
+            # No query uses this one now: the reading's "older definitions holding a new
+            # name's tokens" probes each row's tokens with a hashed set instead (the GIN
+            # spans every subject, and the planner never chose it). Left for a migration
+            # of its own to drop.
             GinIndex(fields=["definition_tokens"], name="concept_definition_tokens_gin"),
         ]
 

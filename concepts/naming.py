@@ -31,6 +31,7 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _ARABIC_ARTICLE = re.compile(r"^(?:وال|بال|فال|كال|لل|ال)(?=\w{3,})")
 
 
+@lru_cache(maxsize=4096)
 def _script_of(char: str) -> str:
     name = unicodedata.name(char, "")
     return name.split(" ", 1)[0] if name else ""
@@ -41,14 +42,20 @@ _FOLDABLE_SCRIPTS = frozenset({"LATIN", "GREEK", "CYRILLIC"})
 
 
 def _fold_marks(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    if decomposed.isascii():
+        return decomposed  # no marks, and already composed
+    # A mark goes when the letter it sits on is of a foldable script; that letter's
+    # script is looked up only then (by its Unicode name: ~2 us a character, and
+    # tokenising a file's text asked it of every character).
     out: list[str] = []
-    base_script = ""
-    for char in unicodedata.normalize("NFD", text):
+    base = ""
+    for char in decomposed:
         if unicodedata.combining(char):
-            if base_script in _FOLDABLE_SCRIPTS:
+            if base and _script_of(base) in _FOLDABLE_SCRIPTS:
                 continue
         else:
-            base_script = _script_of(char)
+            base = char
         out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
 
@@ -174,6 +181,13 @@ def _number_forms(key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forms))
 
 
+@lru_cache(maxsize=FORMS_CACHE_SIZE)
+def _last_words(key: str) -> frozenset[str]:
+    """The last word of each of the key's number forms: one of them must be a word of a
+    text that names the key."""
+    return frozenset(form.rpartition(" ")[2] for form in _number_forms(key))
+
+
 def same_but_number(key_a: str, key_b: str) -> bool:
     """ "gene"/"genes", "study"/"studies", "sistemas nerviosos"/"sistema nervioso": one
     concept in the singular and the plural (word by word, as Romance adjectives agree)."""
@@ -262,10 +276,14 @@ def find_keys_in(text: str, keys: Mapping[str, T]) -> list[tuple[str, T]]:
     "cell".
     """
     haystack = key_tokens_text(text)
+    # A key is found only as whole words, so the last word of one of its forms is a word
+    # of the text: the other keys are skipped without searching (a reading asks this of
+    # every definition with the hundreds of names it looked up).
+    words = frozenset(haystack.split(" "))
     taken = [False] * len(haystack)
     found: list[tuple[str, T]] = []
     for key in sorted(keys, key=len, reverse=True):
-        if not key:
+        if not key or words.isdisjoint(_last_words(key)):
             continue
         hit = False
         for needle_key in _number_forms(key):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 from django.db.models.signals import post_init
@@ -15,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from concepts.extractors import ExtractedConcept
-from concepts.lookup import definition_tokens, key_variants, text_key_candidates, word_variants
+from concepts.lookup import (
+    NameIndex,
+    definition_tokens,
+    key_variants,
+    names_in_text,
+    text_key_candidates,
+    word_variants,
+)
 from concepts.models import Concept, ConceptSource, Prerequisite
 from concepts.naming import concept_key, find_keys_in, same_but_number
 from concepts.services import _merge_into_map, file_read, file_upload
@@ -57,6 +65,23 @@ def test_looking_up_a_texts_word_runs_finds_what_the_whole_map_would(map_keys, t
     candidates = text_key_candidates(text, max(len(k.split()) for k in map_keys))
     looked_up = {key: key for key in map_keys if key in candidates}
     assert find_keys_in(text, looked_up) == find_keys_in(text, whole_map)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    map_keys=st.lists(keys, min_size=1, max_size=12, unique=True),
+    text=st.lists(st.sampled_from([*WORDS, "the", "of", "is"]), max_size=25).map(" ".join),
+)
+def test_walking_a_text_against_the_names_finds_the_names_among_its_word_runs(map_keys, text):
+    candidates = text_key_candidates(text, max(len(k.split()) for k in map_keys))
+    assert names_in_text(text, NameIndex(map_keys)) == set(map_keys) & candidates
+
+
+def test_a_name_is_found_in_a_text_in_either_number_and_only_as_whole_words():
+    index = NameIndex(["cell membrane", "cell", "membrane protein", "study"])
+    text = "Studies of cell membranes and their membrane-protein; cellular parts."
+    assert names_in_text(text, index) == {"study", "cell membrane", "cell", "membrane protein"}
+    assert names_in_text("cellular membranes", index) == set()
 
 
 def test_word_variants_go_both_ways():
@@ -193,6 +218,57 @@ def test_new_concepts_get_ids_after_every_older_concept_in_the_files_order():
     _merge(pair, [ExtractedConcept(name) for name in ["Zygote", "Allele", "Meiosis"]])
     new = Concept.objects.filter(subject=pair.subject, pk__gt=oldest_new).order_by("pk")
     assert [c.name for c in new] == ["Zygote", "Allele", "Meiosis"]
+
+
+@pytest.mark.django_db
+def test_an_older_definition_naming_a_new_concept_in_any_number_builds_on_it():
+    pair = PairFactory()
+
+    def read(name, items):
+        upload = file_upload(pair=pair, name=name, content=name.encode(), queue=False)
+        with transaction.atomic():
+            _merge_into_map(upload.file, items, [], "", "en")
+
+    read(
+        "first.md",
+        [
+            ExtractedConcept(
+                "Active transport", definition="Pumps spend ATP via plasma membranes."
+            ),
+            ExtractedConcept("Osmosis", definition="Water crosses a membrane."),
+            ExtractedConcept(
+                "Diffusion", definition="Spreading of plasma membranes.", defines=False
+            ),
+            ExtractedConcept("Exocytosis", definition="Vesicles fuse with the plasma."),
+        ],
+    )
+    read(
+        "second.md",
+        [ExtractedConcept("Plasma membrane"), ExtractedConcept("ATP"), ExtractedConcept("Cell")],
+    )
+    edges = set(
+        Prerequisite.objects.filter(subject=pair.subject).values_list(
+            "concept__key", "prerequisite__key"
+        )
+    )
+    # Every word of the name, its last in the plural; a text that defines nothing, or
+    # holds only part of a name, gives no edge.
+    assert edges == {("active transport", "plasma membrane"), ("active transport", "atp")}
+
+
+@pytest.mark.django_db
+def test_a_new_concepts_name_vector_is_stored_as_exactly_the_floats_the_embedder_gave():
+    pair = PairFactory()
+    upload = file_upload(pair=pair, name="notes.md", content=b"notes", queue=False)
+    names = ["Zygote", "Allele", "Meiosis"]
+    vectors = np.random.default_rng(7).standard_normal((3, 512)).astype(np.float32)
+    vectors[1] = [np.float32(1) / 3, np.float32(2) ** -140, -0.1, 1e-7, *([0.5] * 508)]
+    with transaction.atomic():
+        _merge_into_map(upload.file, [ExtractedConcept(n) for n in names], vectors, "m", "en")
+    stored = {c.name: c for c in Concept.objects.filter(subject=pair.subject, name__in=names)}
+    for name, vector in zip(names, vectors, strict=True):
+        assert np.asarray(stored[name].embedding, dtype=np.float32).tobytes() == vector.tobytes()
+        assert stored[name].embedding_model == "m"
 
 
 @pytest.mark.django_db

@@ -16,6 +16,7 @@ from concepts.models import (
     Prerequisite,
     SubjectMap,
 )
+from concepts.naming import normalize_text
 from concepts.selectors import (
     concept_by_name,
     concept_find_named_in,
@@ -50,6 +51,15 @@ def test_the_key_folds_arabic_diacritics_variants_and_the_article():
 def test_the_key_keeps_marks_that_carry_meaning_outside_latin_script():
     # Devanagari vowel signs are combining marks but change the word.
     assert concept_key("कोशिका") != concept_key("कशक")
+
+
+def test_a_mark_is_folded_by_the_script_of_the_letter_it_sits_on():
+    # Greek and Cyrillic accents go like Latin ones; a mark with no letter before it,
+    # or on a letter of another script (Han), stays; plain ASCII comes back as it was.
+    assert normalize_text("Ελληνικά ёж") == "ελληνικα еж"
+    assert normalize_text("\u0301a") == "\u0301a"
+    assert normalize_text("中\u0301") == "中\u0301"
+    assert normalize_text("Cell membrane") == "cell membrane"
 
 
 # ---- graph ---------------------------------------------------------------------------
