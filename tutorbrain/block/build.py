@@ -147,10 +147,14 @@ _LOOKUP_SQL = """
            sm.pair_id IS NOT NULL, sm.calibrated, sm.predicted_checks, sm.ece,
            sm.belief_predictions, sm.belief_ece,
            -- The subject's concepts for routing, in the same round trip.
-           (SELECT json_build_array(json_agg(json_build_array(
-                       c.name, c.key, c.aliases,
-                       CASE WHEN %(vector)s::vector IS NULL THEN NULL
-                            ELSE c.embedding <=> %(vector)s::vector END)),
+           (SELECT json_build_array(
+                   -- The concepts nearest the message (the names come from a cache).
+                   (SELECT json_agg(json_build_array(n.key, n.distance)) FROM (
+                       SELECT near.key, near.embedding <=> %(vector)s::vector AS distance
+                       FROM concepts_concept near
+                       WHERE near.subject_id = sb.id AND near.embedding IS NOT NULL
+                         AND %(vector)s::vector IS NOT NULL
+                       ORDER BY distance LIMIT %(nearest)s) n),
                    -- The map's version: the cached descriptions and map are still this
                    -- map's. Every recompute rewrites the map row (a new xmin), even one
                    -- replayed at the same `now`.
@@ -185,14 +189,33 @@ class ConceptRouting:
     version: tuple
 
 
-def _routing_from_json(value) -> ConceptRouting:
+# Routing reads, each build, the distances of the ROUTE_NEAREST concepts nearest the
+# message (enough for the CONCEPT_ROUTE_MAX nearest it may add past the concepts the
+# message names); the subject's names, keys and aliases are read once per process and
+# map version. At a textbook's 860 concepts, every row with its distance cost ~10 ms a
+# build to send and parse.
+ROUTE_NEAREST = 12
+_concept_names = ByMapVersion(64)
+
+
+def _routing_from_json(value, subject_id: int) -> ConceptRouting:
     if isinstance(value, str):  # Django's psycopg setup hands json over as text
         value = json.loads(value)
-    concepts, *version = value
-    rows = [(c[0], c[1], list(c[2] or []), c[3]) for c in concepts or []]
-    return ConceptRouting(
-        rows=rows, version=tuple(tuple(v) if isinstance(v, list) else v for v in version)
-    )
+    nearest, *version_parts = value
+    version = tuple(tuple(v) if isinstance(v, list) else v for v in version_parts)
+    distances = {key: distance for key, distance in nearest or []}
+    names = _concept_names.get(subject_id, version, lambda: _concept_names_read(subject_id))
+    rows = [(name, key, aliases, distances.get(key)) for name, key, aliases in names]
+    return ConceptRouting(rows=rows, version=version)
+
+
+def _concept_names_read(subject_id: int) -> list[tuple[str, str, list[str]]]:
+    with block_connection().cursor() as cursor:
+        cursor.execute(
+            "SELECT name, key, aliases FROM concepts_concept WHERE subject_id = %s ORDER BY id",
+            [subject_id],
+        )
+        return [(name, key, list(aliases or [])) for name, key, aliases in cursor.fetchall()]
 
 
 def _lookup(
@@ -217,6 +240,7 @@ def _lookup(
                 "subject": request.subject_external_id,
                 "vector": vector,
                 "route": route,
+                "nearest": ROUTE_NEAREST,
             },
         )
         row = cursor.fetchone()
@@ -242,7 +266,7 @@ def _lookup(
         )
         pair.student, pair.subject = student, subject
         coverage = (ws_seq, ws_model) if ws_seq is not None else None
-        routing = _routing_from_json(concepts) if route else None
+        routing = _routing_from_json(concepts, subject_id) if route else None
         limits = (
             limits_sentence_for(
                 calibrated=calibrated,
@@ -267,15 +291,18 @@ def _lookup(
 def _concept_rows(*, subject: Subject, vector: str | None) -> ConceptRouting:
     with block_connection().cursor() as cursor:
         cursor.execute(
-            "SELECT json_build_array(json_agg(json_build_array(name, key, aliases, "
-            "CASE WHEN %(vector)s::vector IS NULL THEN NULL "
-            "ELSE embedding <=> %(vector)s::vector END)), count(*), max(id), max(updated_at), "
+            "SELECT json_build_array("
+            "(SELECT json_agg(json_build_array(n.key, n.distance)) FROM ("
+            " SELECT key, embedding <=> %(vector)s::vector AS distance FROM concepts_concept"
+            " WHERE subject_id = %(subject)s AND embedding IS NOT NULL"
+            " AND %(vector)s::vector IS NOT NULL ORDER BY distance LIMIT %(nearest)s) n), "
+            "count(*), max(id), max(updated_at), "
             "(SELECT json_build_array(computed_at, xmin::text) FROM concepts_subjectmap "
             "WHERE subject_id = %(subject)s)) "
             "FROM concepts_concept WHERE subject_id = %(subject)s",
-            {"vector": vector, "subject": subject.pk},
+            {"vector": vector, "subject": subject.pk, "nearest": ROUTE_NEAREST},
         )
-        return _routing_from_json(cursor.fetchone()[0])
+        return _routing_from_json(cursor.fetchone()[0], subject.pk)
 
 
 def _description_index(subject: Subject, routing: ConceptRouting):
