@@ -111,11 +111,6 @@ class Concept(models.Model):
             GinIndex(fields=["assumes"], name="concept_assumes_gin"),
             # concept_by_name: a name that was merged into a concept under another key.
             GinIndex(fields=["aliases"], name="concept_aliases_gin"),
-            # No query uses this one now: the reading's "older definitions holding a new
-            # name's tokens" probes each row's tokens with a hashed set instead (the GIN
-            # spans every subject, and the planner never chose it). Left for a migration
-            # of its own to drop.
-            GinIndex(fields=["definition_tokens"], name="concept_definition_tokens_gin"),
         ]
 
     def __str__(self) -> str:
