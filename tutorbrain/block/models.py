@@ -3,10 +3,9 @@
 A block build ranks the pair's whole history by similarity to the message. Read from
 the episode index, that means detoasting every 2 KB vector of the pair (10,000
 episodes: ~20 ms on the 2-core bench machine). The working set keeps, per pair and per
-episode, a 64-byte binary signature of the vector (pgvector `binary_quantize`) and the
-episode's concept names, inline in narrow rows: the vector pool scans signatures by
-Hamming distance (~1–2 ms for 10,000), then re-ranks the best few hundred by exact
-cosine on the real vectors.
+episode, a 64-byte binary signature of the vector (pgvector `binary_quantize`), inline in
+narrow rows: the vector pool scans signatures by Hamming distance (~1–2 ms for 10,000),
+then re-ranks the best few hundred by exact cosine on the real vectors.
 
 Each row also carries its episode's search document and **keys**: its words and concept
 names, each prefixed with the pair's id (`word_key`, `concept_key`), under a GIN index.
@@ -53,7 +52,8 @@ class WorkingSet(models.Model):
 
 
 class WorkingSetEpisode(models.Model):
-    """One episode of a pair's working set: a binary signature and its concept names."""
+    """One episode of a pair's working set: a binary signature, the search document and
+    the keys of its words and concept names."""
 
     episode = models.OneToOneField(
         Episode, primary_key=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
@@ -62,7 +62,6 @@ class WorkingSetEpisode(models.Model):
     occurred_at = models.DateTimeField()
     # None: the episode has no vector of the current model (the other pools still see it).
     signature = BitField(length=settings.TUTORBRAIN_EMBEDDING_DIMENSIONS, null=True)
-    concepts = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     # A copy of the episode index's search document (the lexical pool counts terms in it).
     search = SearchVectorField(null=True)
     # word_key of each word of `search`, concept_key of each concept name (KEYS_SQL).

@@ -32,10 +32,10 @@ _LOCK_NAMESPACE = "tutorbrain_block_working_set"
 _INSERT_SQL = f"""
     WITH inserted AS (
         INSERT INTO tutorbrain_block_workingsetepisode
-            (episode_id, pair_id, occurred_at, signature, concepts, search, keys)
+            (episode_id, pair_id, occurred_at, signature, search, keys)
         SELECT e.id, e.pair_id, e.occurred_at,
                CASE WHEN ix.embedding_model = %(model)s THEN binary_quantize(ix.embedding) END,
-               e.concepts, ix.search, {KEYS_SQL}
+               ix.search, {KEYS_SQL}
         FROM memory_episode e
         LEFT JOIN memory_episodeindex ix ON ix.episode_id = e.id
         WHERE e.pair_id = %(pair)s AND e.seq > %(after)s
