@@ -331,18 +331,21 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             f", {column.replace('DOC', doc)}" for column in hit_columns
         )
 
-    # The working set's keys find the matches when every word has a key (word_key).
-    word_keys = [word_key(query.pair_id, term) for term in query.terms]
     # Every lexical match of the pair, with its term counts: the words' document
     # frequencies are counted over all of them; the best LEXICAL_POOL_KEEP by BM25 are
-    # the lexical pool.
-    lexical_ctes = ""
+    # the lexical pool. A candidate's term counts come from these matches (counted once
+    # here): a candidate of another pool that is not among them lacks every term — or,
+    # past LEXICAL_POOL_MAX matches, is older than the newest matches kept, and is not
+    # weighed by its words (as a lexical match that old is not).
+    lexical_ctes = pooled_cte = raw_term_select = df_select = ""
+    norm = "1::float8"
     if query.terms:
         params["lexkeep"] = LEXICAL_POOL_KEEP
-    if query.terms and use_ws and all(word_keys):
-        params["word_keys"] = word_keys
-        lexical_ctes = f"""
-    lexical AS MATERIALIZED (
+        # The working set's keys find the matches when every word has a key (word_key).
+        word_keys = [word_key(query.pair_id, term) for term in query.terms]
+        if use_ws and all(word_keys):
+            params["word_keys"] = word_keys
+            matches = f"""
         SELECT * FROM (
             SELECT w.episode_id, w.occurred_at{hit_select("w.search")}
             FROM tutorbrain_block_workingsetepisode w CROSS JOIN tq
@@ -353,19 +356,16 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
             JOIN memory_episodeindex ix ON ix.episode_id = e.id CROSS JOIN tq
             WHERE e.pair_id = %(pair)s AND e.seq > %(ws_seq)s
               AND ix.search @@ ({any_term_inline}) {window_ix}
-        ) matches
-        ORDER BY occurred_at DESC LIMIT %(lexcap)s
-    ),"""
-    elif query.terms:
-        lexical_ctes = f"""
-    lexical AS MATERIALIZED (
+        ) matches"""
+        else:
+            matches = f"""
         SELECT ix.episode_id, ix.occurred_at{hit_select("ix.search")}
         FROM memory_episodeindex ix CROSS JOIN tq
-        WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}
-        ORDER BY ix.occurred_at DESC LIMIT %(lexcap)s
-    ),"""
-    if query.terms:
-        lexical_ctes += f"""
+        WHERE ix.pair_id = %(pair)s AND ix.search @@ ({any_term_inline}) {window_ix}"""
+        lexical_ctes = f"""
+    lexical AS MATERIALIZED ({matches}
+        ORDER BY occurred_at DESC LIMIT %(lexcap)s
+    ),
     lexdf AS MATERIALIZED (
         SELECT {", ".join(df_columns)}, avg(dl) AS lex_avgdl FROM lexical
     ),
@@ -377,35 +377,21 @@ def candidates_fetch(query: RetrievalQuery) -> list[Candidate]:
         ORDER BY ({" + ".join(pool_bm25_parts)}) DESC, occurred_at DESC, episode_id DESC
         LIMIT %(lexkeep)s
     ),"""
-    df_select = "".join(f", lexdf.df{i}" for i in range(len(query.terms)))
-    # A candidate's term counts come from the lexical matches (counted once there): a
-    # candidate of another pool that is not among them lacks every term — or, past
-    # LEXICAL_POOL_MAX matches, is older than the newest matches kept, and is not
-    # weighed by its words (as a lexical match that old is not).
-    raw_term_select = "".join(
-        f", COALESCE(pool.tf{i}, 0) AS tf{i}" for i in range(len(query.terms))
-    )
-    # Joined before the episode rows, in a CTE of its own: the planner then hashes the
-    # matches once (joined after, or inlined, it guessed two candidates and scanned the
-    # matches once per candidate: 500 x 900 rows).
-    pooled_cte = (
-        f"""
+        tf_names = [f"tf{i}" for i in range(len(query.terms))]
+        # Joined before the episode rows, in a CTE of its own: the planner then hashes the
+        # matches once (joined after, or inlined, it guessed two candidates and scanned
+        # the matches once per candidate: 500 x 900 rows).
+        pooled_cte = f"""
     pooled AS MATERIALIZED (
-        SELECT pool.*{"".join(f", lx.tf{i}" for i in range(len(query.terms)))}, lx.dl
+        SELECT pool.*{"".join(f", lx.{tf}" for tf in tf_names)}, lx.dl
         FROM pool LEFT JOIN lexical lx ON lx.episode_id = pool.episode_id
     ),"""
-        if query.terms
-        else ""
-    )
-    # BM25's length normalisation (distinct terms of the document) against the average
-    # over the lexical matches, as the lexical pool itself was ranked.
-    norm = (
-        "%(k1)s * (1 - %(b)s + %(b)s * COALESCE(dl, lex_avgdl, 1) / GREATEST(1, lex_avgdl))"
-        if query.terms
-        else "1::float8"
-    )
-    if query.terms:
+        raw_term_select = "".join(f", COALESCE(pool.{tf}, 0) AS {tf}" for tf in tf_names)
         raw_term_select += ", pool.dl"
+        df_select = "".join(f", lexdf.df{i}" for i in range(len(query.terms)))
+        # BM25's length normalisation (distinct terms of the document) against the
+        # average over the lexical matches, as the lexical pool itself was ranked.
+        norm = "%(k1)s * (1 - %(b)s + %(b)s * COALESCE(dl, lex_avgdl, 1) / GREATEST(1, lex_avgdl))"
 
     pools = [
         f"""SELECT ix.episode_id, {POOL_RECENT} AS flag FROM (
