@@ -1,7 +1,4 @@
-"""Working-set keys: the lexical and concept pools look matches up by pair (issue 11).
-
-The concept keys replace the rows' concept names, which nothing reads any more.
-"""
+"""Working-set keys: the lexical and concept pools look matches up by pair (issue 11)."""
 
 import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
@@ -45,9 +42,5 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name='workingsetepisode',
             index=django.contrib.postgres.indexes.GinIndex(fields=['keys'], name='wsepisode_keys_gin'),
-        ),
-        migrations.RemoveField(
-            model_name='workingsetepisode',
-            name='concepts',
         ),
     ]
