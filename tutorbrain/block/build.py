@@ -44,7 +44,11 @@ from tutorbrain.block.retrieval import (
 )
 from tutorbrain.block.timewindow import TimeWindow, parse_time_window, student_zone
 from tutorbrain.block.versioned import ByMapVersion
-from tutorbrain.nightly.selectors import UNCALIBRATED_SENTENCE, limits_sentence_for
+from tutorbrain.nightly.selectors import (
+    SELF_MODEL_FIGURES,
+    UNCALIBRATED_SENTENCE,
+    limits_sentence_of,
+)
 
 # Concept routing (R-5.2): the message's embedding against the subject's concept
 # embeddings. Measured with the multilingual USE model: a question names its concept
@@ -138,31 +142,44 @@ def _ensure_session_settings() -> None:
     raw._tutorbrain_block_session = True
 
 
-_LOOKUP_SQL = """
+# Routing by embedding reads, each build, the distances of the ROUTE_NEAREST concepts
+# nearest the message (enough for the CONCEPT_ROUTE_MAX nearest it may add past the
+# concepts the message names); the subject's names, keys and aliases are read once per
+# process and map version (_concept_names). At a textbook's 860 concepts, every row with
+# its distance cost ~10 ms a build to send and parse.
+ROUTE_NEAREST = 12
+
+
+def _routing_sql(subject: str) -> str:
+    """The nearest concepts' (key, distance) and the map's version, as one JSON array, for
+    the subject whose id is the SQL expression `subject`."""
+    return f"""
+        SELECT json_build_array(
+               (SELECT json_agg(json_build_array(n.key, n.distance)) FROM (
+                   SELECT near.key, near.embedding <=> %(vector)s::vector AS distance
+                   FROM concepts_concept near
+                   WHERE near.subject_id = {subject} AND near.embedding IS NOT NULL
+                     AND %(vector)s::vector IS NOT NULL
+                   ORDER BY distance LIMIT %(nearest)s) n),
+               -- The map's version: the cached names, descriptions and map are still
+               -- this map's. Every recompute rewrites the map row (a new xmin), even
+               -- one replayed at the same `now`.
+               count(*), max(c.id), max(c.updated_at),
+               (SELECT json_build_array(m.computed_at, m.xmin::text)
+                FROM concepts_subjectmap m WHERE m.subject_id = {subject}))
+        FROM concepts_concept c
+        WHERE c.subject_id = {subject}"""
+
+
+_LOOKUP_SQL = f"""
     SELECT p.id, p.student_id, p.subject_id, p.head_seq,
            st.organization_id, st.external_id, st.timezone,
            sb.organization_id, sb.external_id, sb.name, sb.language,
            ws.max_seq, ws.embedding_model,
            -- The self-model's figures for the HOW TO USE line (R-7.6).
-           sm.pair_id IS NOT NULL, sm.calibrated, sm.predicted_checks, sm.ece,
-           sm.belief_predictions, sm.belief_ece,
+           sm.pair_id IS NOT NULL, {", ".join(f"sm.{f}" for f in SELF_MODEL_FIGURES)},
            -- The subject's concepts for routing, in the same round trip.
-           (SELECT json_build_array(
-                   -- The concepts nearest the message (the names come from a cache).
-                   (SELECT json_agg(json_build_array(n.key, n.distance)) FROM (
-                       SELECT near.key, near.embedding <=> %(vector)s::vector AS distance
-                       FROM concepts_concept near
-                       WHERE near.subject_id = sb.id AND near.embedding IS NOT NULL
-                         AND %(vector)s::vector IS NOT NULL
-                       ORDER BY distance LIMIT %(nearest)s) n),
-                   -- The map's version: the cached descriptions and map are still this
-                   -- map's. Every recompute rewrites the map row (a new xmin), even one
-                   -- replayed at the same `now`.
-                   count(*), max(c.id), max(c.updated_at),
-                   (SELECT json_build_array(m.computed_at, m.xmin::text)
-                    FROM concepts_subjectmap m WHERE m.subject_id = sb.id))
-            FROM concepts_concept c
-            WHERE c.subject_id = sb.id AND %(route)s) AS concepts
+           ({_routing_sql("sb.id")} AND %(route)s) AS concepts
     FROM memory_pair p
     JOIN memory_student st ON st.id = p.student_id
     JOIN memory_subject sb ON sb.id = p.subject_id
@@ -189,13 +206,12 @@ class ConceptRouting:
     version: tuple
 
 
-# Routing reads, each build, the distances of the ROUTE_NEAREST concepts nearest the
-# message (enough for the CONCEPT_ROUTE_MAX nearest it may add past the concepts the
-# message names); the subject's names, keys and aliases are read once per process and
-# map version. At a textbook's 860 concepts, every row with its distance cost ~10 ms a
-# build to send and parse.
-ROUTE_NEAREST = 12
-_concept_names = ByMapVersion(64)
+# Per subject and map version: the concepts' names, keys and aliases for routing, the
+# whole map as the block reads it (the four map queries run once per process and map
+# change, not on every turn).
+MAP_CACHE_SUBJECTS = 64
+_concept_names = ByMapVersion(MAP_CACHE_SUBJECTS)
+_maps = ByMapVersion(MAP_CACHE_SUBJECTS)
 
 
 def _routing_from_json(value, subject_id: int) -> ConceptRouting:
@@ -228,8 +244,9 @@ def _lookup(
     unknown here, and nothing of theirs can be read (every later query is keyed by the
     pair or subject found here). Nothing is created: the chat service may ask before
     it has logged anything. One query — with the pair's working-set coverage, its
-    self-model and, when `route`, the subject's concepts for routing — in SQL: the ORM's compilation of this
-    join cost more than running it, and every round trip counts on a busy machine.
+    self-model and, when `route`, the subject's concepts for routing — in SQL: the
+    ORM's compilation of this join cost more than running it, and every round trip
+    counts on a busy machine.
     """
     with block_connection().cursor() as cursor:
         cursor.execute(
@@ -246,8 +263,7 @@ def _lookup(
         row = cursor.fetchone()
     if row is not None:
         (pk, student_id, subject_id, head_seq, st_org, st_ext, tz, sb_org, sb_ext, name, lang,
-         ws_seq, ws_model, has_self_model, calibrated, predicted_checks, ece,
-         belief_predictions, belief_ece, concepts) = row  # fmt: skip
+         ws_seq, ws_model, has_self_model, *figures, concepts) = row  # fmt: skip
         db = block_connection().alias
         student = Student.from_db(
             db,
@@ -267,17 +283,7 @@ def _lookup(
         pair.student, pair.subject = student, subject
         coverage = (ws_seq, ws_model) if ws_seq is not None else None
         routing = _routing_from_json(concepts, subject_id) if route else None
-        limits = (
-            limits_sentence_for(
-                calibrated=calibrated,
-                predicted_checks=predicted_checks,
-                ece=ece,
-                belief_predictions=belief_predictions,
-                belief_ece=belief_ece,
-            )
-            if has_self_model
-            else UNCALIBRATED_SENTENCE
-        )
+        limits = limits_sentence_of(tuple(figures) if has_self_model else None)
         return pair, student, subject, coverage, routing, limits
     known_student = Student.objects.filter(
         organization=request.organization, external_id=request.student_external_id
@@ -291,15 +297,7 @@ def _lookup(
 def _concept_rows(*, subject: Subject, vector: str | None) -> ConceptRouting:
     with block_connection().cursor() as cursor:
         cursor.execute(
-            "SELECT json_build_array("
-            "(SELECT json_agg(json_build_array(n.key, n.distance)) FROM ("
-            " SELECT key, embedding <=> %(vector)s::vector AS distance FROM concepts_concept"
-            " WHERE subject_id = %(subject)s AND embedding IS NOT NULL"
-            " AND %(vector)s::vector IS NOT NULL ORDER BY distance LIMIT %(nearest)s) n), "
-            "count(*), max(id), max(updated_at), "
-            "(SELECT json_build_array(computed_at, xmin::text) FROM concepts_subjectmap "
-            "WHERE subject_id = %(subject)s)) "
-            "FROM concepts_concept WHERE subject_id = %(subject)s",
+            _routing_sql("%(subject)s"),
             {"vector": vector, "subject": subject.pk, "nearest": ROUTE_NEAREST},
         )
         return _routing_from_json(cursor.fetchone()[0], subject.pk)
@@ -416,13 +414,6 @@ def _beliefs(pair: Pair) -> list[fmt.BeliefLine]:
         )
         for claim, concept, confidence, needs_confirmation, p_right in rows
     ]
-
-
-# The whole map as the block reads it, per subject and map version (the version the
-# lookup reads for routing): the four map queries run once per process and map change,
-# not on every turn.
-MAP_CACHE_SUBJECTS = 64
-_maps = ByMapVersion(MAP_CACHE_SUBJECTS)
 
 
 def _map_view(subject: Subject, routed_keys: list[str], version: tuple | None):

@@ -53,21 +53,21 @@ def self_model_limits_sentence(*, pair: Pair | None) -> str:
     """
     if pair is None:
         return UNCALIBRATED_SENTENCE
-    row = (
-        SelfModel.objects.filter(pair_id=pair.pk)
-        .values_list("calibrated", "predicted_checks", "ece", "belief_predictions", "belief_ece")
-        .first()
+    return limits_sentence_of(
+        SelfModel.objects.filter(pair_id=pair.pk).values_list(*SELF_MODEL_FIGURES).first()
     )
-    if row is None:
+
+
+# The self-model's columns the limits sentence reads, in limits_sentence_of's order.
+SELF_MODEL_FIGURES = ("calibrated", "predicted_checks", "ece", "belief_predictions", "belief_ece")
+
+
+def limits_sentence_of(figures: tuple | None) -> str:
+    """The limits sentence from a self-model's SELF_MODEL_FIGURES; None: no self-model
+    yet (no nightly cycle), so uncalibrated."""
+    if figures is None:
         return UNCALIBRATED_SENTENCE
-    calibrated, predicted_checks, ece, belief_predictions, belief_ece = row
-    return limits_sentence_for(
-        calibrated=calibrated,
-        predicted_checks=predicted_checks,
-        ece=ece,
-        belief_predictions=belief_predictions,
-        belief_ece=belief_ece,
-    )
+    return limits_sentence_for(**dict(zip(SELF_MODEL_FIGURES, figures, strict=True)))
 
 
 def self_model_get(*, pair: Pair) -> SelfModel | None:
