@@ -24,8 +24,8 @@ def test_no_pair_at_all_gets_the_uncalibrated_sentence():
     assert "ranking, not a probability" in self_model_limits_sentence(pair=None)
 
 
-def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
-    SelfModel.objects.create(
+def _calibrated_self_model(pair) -> SelfModel:
+    return SelfModel.objects.create(
         pair=pair,
         day=dt.date(2026, 3, 1),
         computed_at=timezone.now(),
@@ -35,6 +35,10 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
         belief_predictions=9,
         belief_ece=0.04,
     )
+
+
+def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
+    _calibrated_self_model(pair)
 
     sentence = self_model_limits_sentence(pair=pair)
 
@@ -46,16 +50,7 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
 
 def test_the_block_states_the_calibration_its_lookup_read_with_the_pair(pair):
     episode_append(pair=pair, kind="question", summary="What is osmosis?")
-    SelfModel.objects.create(
-        pair=pair,
-        day=dt.date(2026, 3, 1),
-        computed_at=timezone.now(),
-        calibrated=True,
-        predicted_checks=7,
-        ece=0.125,
-        belief_predictions=9,
-        belief_ece=0.04,
-    )
+    _calibrated_self_model(pair)
 
     block = memory_block_build(
         organization=pair.student.organization,
