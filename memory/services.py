@@ -595,7 +595,11 @@ def _append_locked(
         new_kinds = sorted({e.kind for e, _ in new_rows})
         transaction.on_commit(
             lambda: episodes_appended.send(
-                sender=Episode, episode_ids=new_ids, pair_id=locked.pk, kinds=new_kinds
+                sender=Episode,
+                episode_ids=new_ids,
+                pair_id=locked.pk,
+                kinds=new_kinds,
+                head_seq=last.seq,
             )
         )
     return result

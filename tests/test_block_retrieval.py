@@ -649,3 +649,58 @@ def test_the_working_set_catches_up_incrementally_and_gives_the_same_block(recor
     assert rows[later.pk].signature is not None
     assert rows[unembedded.pk].signature is None  # no vector yet: other pools still see it
     assert build(pair, "How does osmosis work?").text == before
+
+
+def _append_committed(pair, count, capture, *, start):
+    """`count` questions through the append service, each committed (its receivers run)."""
+    for i in range(count):
+        with capture(execute=True):
+            add(pair, "question", f"Why does osmosis need water, take {i}?", start + timedelta(i))
+
+
+def test_a_busy_pairs_working_set_is_extended_each_time_its_chain_crosses_the_step(
+    pair, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr("tutorbrain.block.working_set.EXTEND_EVERY", 5)
+    _append_committed(pair, 2, django_capture_on_commit_callbacks, start=NOW - timedelta(30))
+    working_set_rebuild(pair=pair)  # covers seq 1-2, as the night would
+
+    _append_committed(pair, 2, django_capture_on_commit_callbacks, start=NOW - timedelta(20))
+    assert WorkingSet.objects.get(pair=pair).max_seq == 2  # 3, 4: no multiple of 5 crossed
+
+    _append_committed(pair, 1, django_capture_on_commit_callbacks, start=NOW - timedelta(10))
+    assert WorkingSet.objects.get(pair=pair).max_seq == 5
+    assert WorkingSetEpisode.objects.filter(pair=pair).count() == 5
+
+    # A batch that jumps over a multiple (6-11 crosses 10) extends the set too.
+    with django_capture_on_commit_callbacks(execute=True):
+        add_many(pair, filler(6, start=NOW - timedelta(days=5), step=timedelta(hours=1)))
+    assert WorkingSet.objects.get(pair=pair).max_seq == 11
+
+
+def test_appends_create_no_working_set_for_a_pair_the_night_has_not_given_one(
+    pair, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr("tutorbrain.block.working_set.EXTEND_EVERY", 2)
+    _append_committed(pair, 4, django_capture_on_commit_callbacks, start=NOW - timedelta(9))
+
+    assert not WorkingSet.objects.filter(pair=pair).exists()
+    assert not WorkingSetEpisode.objects.filter(pair=pair).exists()
+
+
+def test_a_failed_extension_is_logged_and_the_append_still_stands(
+    pair, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    working_set_rebuild(pair=pair)
+    monkeypatch.setattr("tutorbrain.block.working_set.EXTEND_EVERY", 1)
+
+    def broken(*, pair):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("tutorbrain.block.working_set.working_set_rebuild", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        episode = add(pair, "question", "What is osmosis?", NOW)
+
+    assert Episode.objects.filter(pk=episode.pk).exists()
+    assert WorkingSet.objects.get(pair=pair).max_seq == 0
+    assert "extending the working set of pair" in caplog.text

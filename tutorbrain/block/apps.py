@@ -8,3 +8,9 @@ class BlockConfig(AppConfig):
     label = "tutorbrain_block"
     verbose_name = "Memory block"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from memory.signals import episodes_appended
+        from tutorbrain.block.working_set import on_episodes_appended
+
+        episodes_appended.connect(on_episodes_appended, dispatch_uid="tutorbrain.block.working_set")

@@ -11,9 +11,18 @@ Incremental when it can be: episodes are immutable, so only episodes appended si
 the last run (seq > max_seq) are added, plus signatures for episodes that have received
 a vector since (e.g. after `manage.py reembed`). A set built with another embedding
 model is rebuilt from scratch.
+
+Between two nights a busy pair's set is also extended as it grows
+(`on_episodes_appended`): every `EXTEND_EVERY` chain positions, right after the append
+commits, in the appending process. The episodes past the set are read from the episode
+tables by every block (a scan of the tail and an exact cosine per vector), so a pair
+that gets thousands of turns in a day would otherwise see its blocks slow down until
+the night.
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -21,6 +30,14 @@ from django.utils import timezone
 from memory import indexing
 from memory.models import Pair
 from tutorbrain.block.models import KEYS_SQL, WorkingSet, WorkingSetEpisode
+
+logger = logging.getLogger(__name__)
+
+# A pair's working set is extended each time its chain length crosses a multiple of
+# this: the tail a block reads from the episode tables stays under ~EXTEND_EVERY
+# episodes (a scan and exact cosines of ~1-2 ms), and the extension, ~EXTEND_EVERY
+# rows, costs a few tens of milliseconds once per EXTEND_EVERY appends.
+EXTEND_EVERY = 200
 
 # Serialises rebuilds of one pair (a retried nightly task may overlap its first try)
 # without touching the pair's row lock, which is the episode chain's append lock.
@@ -94,3 +111,26 @@ def working_set_clear(*, pair: Pair) -> None:
     """Drop the pair's working set (the block then reads the episode index directly)."""
     WorkingSetEpisode.objects.filter(pair_id=pair.pk).delete()
     WorkingSet.objects.filter(pair_id=pair.pk).delete()
+
+
+def on_episodes_appended(sender, *, episode_ids, pair_id, head_seq=None, **kwargs) -> None:
+    """Receiver of memory.signals.episodes_appended: extend the pair's working set when
+    its chain crosses a multiple of EXTEND_EVERY (no query otherwise).
+
+    Only a set that exists, of the current embedding model, is extended: which pairs get
+    one, and a rebuild from scratch, stay the nightly cycle's. A failure must not turn a
+    stored episode into an error for the chat service: the block reads the tail from
+    the episode tables either way, and the night catches up. It is logged.
+    """
+    if (
+        head_seq is None
+        or head_seq // EXTEND_EVERY == (head_seq - len(episode_ids)) // EXTEND_EVERY
+    ):
+        return
+    try:
+        model = indexing.embed_model_name()
+        pair = Pair.objects.filter(pk=pair_id, block_working_set__embedding_model=model).first()
+        if pair is not None:
+            working_set_rebuild(pair=pair)
+    except Exception:
+        logger.exception("extending the working set of pair %s failed", pair_id)
