@@ -523,11 +523,21 @@ def _events_prepare(events: Sequence[EventSpec], *, embed: bool, chain: Any = No
 
 
 def _append_locked(
-    *, pair_id: int, events: Sequence[EventSpec], vectors: list[Any], now: datetime
+    *,
+    pair_id: int,
+    events: Sequence[EventSpec],
+    vectors: list[Any],
+    now: datetime,
+    locked: Pair | None = None,
 ) -> list[Episode]:
-    """The append proper; must run inside a transaction. Validated, embedded events."""
+    """The append proper; must run inside a transaction. Validated, embedded events.
+
+    `locked`: the pair, already read with its row lock in this transaction (else it is
+    locked here). Its head fields are brought up to date with the append.
+    """
     many = len(events) > 1
-    locked = _lock_pair(pair_id)
+    if locked is None:
+        locked = _lock_pair(pair_id)
     keys = [s.idempotency_key for s in events if s.idempotency_key]
     existing: dict[str, Episode] = {}
     if keys:
@@ -584,12 +594,13 @@ def _append_locked(
         EpisodeIndex.objects.bulk_create([_index_row(e, vector) for e, vector in new_rows])
         last = new_rows[-1][0]
         latest = max(e.occurred_at for e, _ in new_rows)
+        locked.head_seq, locked.head_hash = last.seq, last.hash
+        if locked.last_episode_at is None or latest > locked.last_episode_at:
+            locked.last_episode_at = latest
         Pair.objects.filter(pk=locked.pk).update(
-            head_seq=last.seq,
-            head_hash=last.hash,
-            last_episode_at=latest
-            if locked.last_episode_at is None
-            else max(latest, locked.last_episode_at),
+            head_seq=locked.head_seq,
+            head_hash=locked.head_hash,
+            last_episode_at=locked.last_episode_at,
         )
         new_ids = [e.pk for e, _ in new_rows]
         new_kinds = sorted({e.kind for e, _ in new_rows})
@@ -671,10 +682,13 @@ def episode_append_external(
     vectors = _events_prepare(events, embed=embed, chain=chain)
     now = now or timezone.now()
     with transaction.atomic():
-        # Every turn after the first finds its pair: one query instead of three
-        # get-or-creates (nine statements with their savepoints).
-        pair = chain.select_related("student", "subject").first()
+        # Every turn after the first finds its pair, and takes the chain's append lock,
+        # in one query (instead of three get-or-creates, nine statements with their
+        # savepoints, then the lock).
+        pair = chain.select_related("student", "subject").select_for_update(of=("self",)).first()
+        locked = pair
         if pair is None or (student_timezone and pair.student.timezone != student_timezone):
+            locked = None
             student = student_get_or_create(
                 organization=organization,
                 external_id=student_external_id,
@@ -685,8 +699,11 @@ def episode_append_external(
             )
             pair = pair_get_or_create(student=student, subject=subject)
             pair.student, pair.subject = student, subject
-        episodes = _append_locked(pair_id=pair.pk, events=events, vectors=vectors, now=now)
-    pair.refresh_from_db(fields=["head_seq", "head_hash", "last_episode_at"])
+        episodes = _append_locked(
+            pair_id=pair.pk, events=events, vectors=vectors, now=now, locked=locked
+        )
+    if locked is None:
+        pair.refresh_from_db(fields=["head_seq", "head_hash", "last_episode_at"])
     return pair, episodes
 
 

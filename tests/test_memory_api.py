@@ -65,8 +65,9 @@ def test_one_event_is_appended_and_returned_with_id_seq_and_hash(api, pair):
 def test_a_turns_answer_to_a_known_chain_is_appended_in_a_few_statements(
     api, pair, django_capture_on_commit_callbacks
 ):
-    # The per-turn path: the pair is found in one query (no get-or-create savepoints),
-    # the response needs no further lookups, and no receiver queries for an answer.
+    # The per-turn path: the pair is found and locked in one query (no get-or-create
+    # savepoints), the response needs no further lookups (the head comes from the
+    # append itself), and no receiver queries for an answer.
     api.post(URL, {**where(pair), "kind": "question", "summary": "What is osmosis?"}, format="json")
     with django_capture_on_commit_callbacks(execute=True), CaptureQueriesContext(connection) as ctx:
         response = api.post(
@@ -75,7 +76,10 @@ def test_a_turns_answer_to_a_known_chain_is_appended_in_a_few_statements(
     assert response.status_code == 201, response.json()
     statements = [q["sql"] for q in ctx.captured_queries]
     assert sum(s.startswith("SAVEPOINT") for s in statements) == 1  # the append's own
-    assert len(statements) <= 10, "\n".join(statements)
+    assert len(statements) <= 8, "\n".join(statements)
+    # The pair is read with its lock: one statement takes both (FOR UPDATE).
+    assert sum(" FOR UPDATE" in s for s in statements) == 1
+    assert response.json()["head_seq"] == 2
 
 
 def test_student_subject_and_chain_are_created_on_first_use_with_the_timezone(api, organization):

@@ -20,6 +20,7 @@ line with `count_tokens` and stops before the sum would pass the budget.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 ASCII_CHARS_PER_TOKEN = 4
 OTHER_CHARS_PER_TOKEN = 2
@@ -29,9 +30,11 @@ _OTHER_RUNS = re.compile(r"[^\W\d_A-Za-z]+")
 _SINGLES = re.compile(r"[\d_]|[^\w\s]|\n")
 
 
+@lru_cache(maxsize=8192)
 def count_tokens(text: str) -> int:
     # Three C-level scans instead of a Python loop over pieces: this runs for every
-    # candidate line of every block.
+    # candidate line of every block. Cached: a pair's episodes come back turn after turn
+    # as the same lines (~4 % of a server's Python time went here, uncached).
     return (
         sum(
             (len(run) + ASCII_CHARS_PER_TOKEN - 1) // ASCII_CHARS_PER_TOKEN
