@@ -16,6 +16,11 @@ the bench pair, over a kept-alive HTTP connection:
 `--think-ms` waits between 2 and 3, as the tutor's model writing its answer would;
 by default there is no wait: each client sends its next request as soon as it can.
 
+Every text a turn sends is new, as a real student's and tutor's are: the bench messages
+and answers each carry a made-up word of their own (`_unique_tag`, matching nothing in
+the history). With the same dozen texts over and over, every embedding after the first
+came from the server's cache of recent texts, and a turn paid none of its three.
+
 Each level runs `--seconds` (after a `--ramp` of unrecorded turns) or `--max-turns`,
 whichever comes first; the whole run stops after `--max-total-seconds` at the latest.
 Reports turns/s, block latency p50/p95/p99 as the client saw it, the server's build time,
@@ -57,6 +62,12 @@ ANSWERS = [
     "La mitocondria produce la mayor parte del ATP de la célula.",
     "Enzymes lose their shape at high temperature, so they stop working.",
 ]
+
+
+def _unique_tag(rng: random.Random) -> str:
+    """A made-up word (seven consonants: in no language's vocabulary, so in no episode
+    of the history) that makes a bench text new to the server's embedding cache."""
+    return "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7))
 
 
 @dataclass
@@ -317,7 +328,10 @@ class Command(BaseCommand):
             conn = http.client.HTTPConnection(host, port, timeout=60)
             turn = 0
             while not stop.is_set():
-                message = rng.choice([m for m in BENCH_MESSAGES if m.strip()])
+                message = (
+                    f"{rng.choice([m for m in BENCH_MESSAGES if m.strip()])} {_unique_tag(rng)}"
+                )
+                answer = f"{rng.choice(ANSWERS)} {_unique_tag(rng)}"
                 turn += 1
                 started = time.perf_counter()
                 try:
@@ -334,7 +348,7 @@ class Command(BaseCommand):
                     if options["think_ms"]:  # the tutor's model writing the answer
                         stop.wait(options["think_ms"] / 1000)
                     post(conn, "/api/v1/episodes/", {"student": student, "subject": subject,
-                                                     "kind": "answer", "summary": rng.choice(ANSWERS),
+                                                     "kind": "answer", "summary": answer,
                                                      "recalled_ids": recalled})  # fmt: skip
                     if turn % options["check_every"] == 0:
                         post(conn, "/api/v1/episodes/", {"student": student, "subject": subject,
