@@ -685,7 +685,7 @@ def episode_append_external(
         # Every turn after the first finds its pair, and takes the chain's append lock,
         # in one query (instead of three get-or-creates, nine statements with their
         # savepoints, then the lock).
-        pair = chain.select_related("student", "subject").select_for_update(of=("self",)).first()
+        pair = _pair_locked(organization, student_external_id, subject_external_id)
         locked = pair
         if pair is None or (student_timezone and pair.student.timezone != student_timezone):
             locked = None
@@ -705,6 +705,50 @@ def episode_append_external(
     if locked is None:
         pair.refresh_from_db(fields=["head_seq", "head_hash", "last_episode_at"])
     return pair, episodes
+
+
+# The pair of an organization's student and subject, with both loaded, its row locked (the
+# chain's append lock): what chain.select_related("student", "subject")
+# .select_for_update(of=("self",)).first() reads, as one plain statement. Every append
+# of every turn runs it, and the ORM spent longer compiling that query than the
+# database took to run it.
+_PAIR_MODELS = (Pair, Student, Subject)
+_PAIR_LOCKED_SQL = (
+    "SELECT "
+    + ", ".join(
+        f"{alias}.{f.column}"
+        for alias, model in zip(("p", "st", "sj"), _PAIR_MODELS, strict=True)
+        for f in model._meta.concrete_fields
+    )
+    + f" FROM {Pair._meta.db_table} p"
+    + f" JOIN {Student._meta.db_table} st ON st.id = p.student_id"
+    + f" JOIN {Subject._meta.db_table} sj ON sj.id = p.subject_id"
+    + " WHERE st.organization_id = %s AND st.external_id = %s AND sj.external_id = %s"
+    + " ORDER BY p.id LIMIT 1 FOR UPDATE OF p"
+)
+
+
+def _pair_locked(
+    organization: Organization, student_external_id: str, subject_external_id: str
+) -> Pair | None:
+    """The pair with its student and subject, row-locked; must run inside a transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PAIR_LOCKED_SQL, [organization.pk, student_external_id, subject_external_id]
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    loaded: list[Any] = []
+    for model in _PAIR_MODELS:
+        fields = model._meta.concrete_fields
+        loaded.append(
+            model.from_db(connection.alias, [f.attname for f in fields], row[: len(fields)])
+        )
+        row = row[len(fields) :]
+    pair: Pair = loaded[0]
+    pair.student, pair.subject = loaded[1], loaded[2]
+    return pair
 
 
 def _check_recalled(pair: Pair, ids: list[int], field_name: str) -> None:
