@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from django.db import connections, router
 from django.db.models import (
     Exists,
     Max,
@@ -18,6 +19,7 @@ from django.db.models import (
 from beliefs import learning, rules
 from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import reads_like_utterance
+from concepts.models import Concept
 from memory.models import Episode, Pair
 from memory.selectors import answers_unanswerable
 
@@ -44,16 +46,25 @@ def beliefs_current(*, pair: Pair) -> list[Belief]:
     )
 
 
+# belief_lines_current's statement: Belief.objects.current().filter(pair=...) as plain
+# SQL (every block runs it; the ORM's compilation cost more CPU than the query).
+_LINES_CURRENT_SQL = f"""
+    SELECT b.claim, c.name, b.confidence, b.needs_confirmation, b.p_right
+    FROM {Belief._meta.db_table} b
+    JOIN {Concept._meta.db_table} c ON c.id = b.concept_id
+    WHERE b.pair_id = %s AND b.superseded_by_id IS NULL AND b.reason <> %s
+    ORDER BY b.claim, b.confidence DESC, c.name
+"""
+
+
 def belief_lines_current(*, pair: Pair) -> list[tuple[str, str, float, bool, float | None]]:
     """(claim, concept name, confidence, needs_confirmation, p_right) of the current
     beliefs: what the memory block shows, as plain rows. Building 32 full beliefs and
-    their concepts as model instances cost ~6 ms a turn; these cost a query."""
-    return list(
-        Belief.objects.current()
-        .filter(pair=pair)
-        .order_by("claim", "-confidence", "concept__name")
-        .values_list("claim", "concept__name", "confidence", "needs_confirmation", "p_right")
-    )
+    their concepts as model instances cost ~6 ms a turn; these cost a query. Read
+    where the router sends Belief reads (a replica inside a block build)."""
+    with connections[router.db_for_read(Belief)].cursor() as cursor:
+        cursor.execute(_LINES_CURRENT_SQL, [pair.pk, Belief.Reason.RETIREMENT.value])
+        return [tuple(row) for row in cursor.fetchall()]
 
 
 def concept_priors(*, subject_id: int, exclude_pair_id: int | None = None) -> rules.PriorTable:
