@@ -87,6 +87,30 @@ def test_the_offline_extractor_reads_definitions_glossary_lines_and_emphasis():
     assert "Introduction" in extraction.rejected and "Exercises" in extraction.rejected
 
 
+_PREFACE_BODY = (
+    "## About OpenStax\n\nOpenStax is a nonprofit based at Rice University.\n\n"
+    "## Community Hubs\n\nCommunity Hubs are places where instructors share materials.\n\n"
+    "Diffusion is the movement of particles from high to low concentration.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Preface", "Foreword", "About the Authors", "Prefacio", "Prefácio", "Préface", "تمهيد"],
+)
+def test_a_file_titled_as_a_books_front_matter_yields_no_concept(title):
+    # Every OpenStax preface offered "OpenStax", "Community Hubs", "Technology Partners".
+    extraction = _extract(f"# {title}\n\n" + _PREFACE_BODY)
+
+    assert extraction.concepts == []
+
+
+def test_notes_with_a_preface_section_further_down_are_read_as_usual():
+    names = {c.name for c in _extract("# Cell notes\n\n## Preface\n\n" + _PREFACE_BODY).concepts}
+
+    assert "Diffusion" in names
+
+
 @pytest.mark.parametrize(
     "text, name",
     [

@@ -159,6 +159,20 @@ class _Line:
     label: bool = False  # a line that is one bold span: "**Problem**", "**Figure ...**"
 
 
+def _is_front_matter(lines: list[_Line]) -> bool:
+    """A book's preface, foreword, acknowledgements…: the file opens with a heading that
+    names front matter (language data `front_matter_titles`, any of the five languages).
+    Such a file names the publisher, the authors and the book's own features ("OpenStax",
+    "Community Hubs", "Technology Partners" in every OpenStax preface), never a key term
+    of the subject, so it yields no concept. Only a title at the very top counts: notes
+    with a "Preface" section further down are read as usual."""
+    first = next((line for line in lines if line.text), None)
+    if first is None or not first.heading_level:
+        return False
+    title = " ".join(tokens(strip_heading_number(_plain(first.text))))
+    return title in _phrases_of("front_matter_titles")
+
+
 def _is_label_line(line: str) -> bool:
     stripped = _BLANKS.sub(" ", line).strip()
     if not stripped.startswith("**"):
@@ -368,6 +382,8 @@ class OfflineExtractor:
 
     def extract(self, *, pages: list[str], language: str = "", file_name: str = "") -> Extraction:
         lines = _lines(pages)
+        if _is_front_matter(lines):
+            return Extraction(extractor=self.name, concepts=[], rejected=[])
         candidates: dict[str, _Candidate] = {}
         rejected: list[str] = []
         order: list[str] = []

@@ -239,6 +239,15 @@ DATA = {
         "عشرة",
     ],
     # Sections whose lines are definitions even though the heading is furniture.
+    # A file titled so is a book's front matter: no key term of the subject.
+    "front_matter_titles": [
+        "تمهيد",
+        "شكر وتقدير",
+        "عن المؤلفين",
+        "عن المؤلف",
+        "إهداء",
+        "فهرس المحتويات",
+    ],
     "glossary_headings": ["مسرد", "المصطلحات الرئيسية", "المصطلحات", "مفردات", "تعريفات"],
     # Sections whose lines are never definitions (exercises, mistakes, answers).
     "non_definition_sections": [

@@ -290,6 +290,18 @@ DATA = {
         "décimo",
     ],
     # Sections whose lines are definitions even though the heading is furniture.
+    # A file titled so is a book's front matter: no key term of the subject.
+    "front_matter_titles": [
+        "prefacio",
+        "prólogo",
+        "agradecimientos",
+        "sobre los autores",
+        "acerca de los autores",
+        "sobre el autor",
+        "dedicatoria",
+        "tabla de contenido",
+        "índice de contenidos",
+    ],
     "glossary_headings": [
         "glosario",
         "términos clave",

@@ -265,6 +265,16 @@ DATA = {
         "dixième",
     ],
     # Sections whose lines are definitions even though the heading is furniture.
+    # A file titled so is a book's front matter: no key term of the subject.
+    "front_matter_titles": [
+        "préface",
+        "avant-propos",
+        "remerciements",
+        "à propos des auteurs",
+        "à propos de l'auteur",
+        "dédicace",
+        "table des matières",
+    ],
     "glossary_headings": [
         "glossaire",
         "mots clés",
