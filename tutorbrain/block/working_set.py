@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 # A pair's working set is extended each time its chain length crosses a multiple of
 # this: the tail a block reads from the episode tables stays under ~EXTEND_EVERY
 # episodes (a scan and exact cosines of ~1-2 ms), and the extension, ~EXTEND_EVERY
-# rows, costs a few tens of milliseconds once per EXTEND_EVERY appends.
+# rows, costs ~6-10 ms once per EXTEND_EVERY appends.
 EXTEND_EVERY = 200
 
 # Serialises rebuilds of one pair (a retried nightly task may overlap its first try)

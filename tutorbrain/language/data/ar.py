@@ -238,7 +238,6 @@ DATA = {
         "تسعة",
         "عشرة",
     ],
-    # Sections whose lines are definitions even though the heading is furniture.
     # A file titled so is a book's front matter: no key term of the subject.
     "front_matter_titles": [
         "تمهيد",
@@ -248,6 +247,7 @@ DATA = {
         "إهداء",
         "فهرس المحتويات",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["مسرد", "المصطلحات الرئيسية", "المصطلحات", "مفردات", "تعريفات"],
     # Sections whose lines are never definitions (exercises, mistakes, answers).
     "non_definition_sections": [

@@ -324,7 +324,6 @@ DATA = {
         "ix",
         "x",
     ],
-    # Sections whose lines are definitions even though the heading is furniture.
     # A file titled so is a book's front matter: it names the publisher, the authors and
     # the book's own features, never a key term of the subject.
     "front_matter_titles": [
@@ -337,6 +336,7 @@ DATA = {
         "dedication",
         "table of contents",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["glossary", "key terms", "vocabulary", "definitions", "key words"],
     # Sections whose lines are never definitions (exercises, mistakes, answers).
     "non_definition_sections": [

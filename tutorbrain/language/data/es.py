@@ -289,7 +289,6 @@ DATA = {
         "noveno",
         "décimo",
     ],
-    # Sections whose lines are definitions even though the heading is furniture.
     # A file titled so is a book's front matter: no key term of the subject.
     "front_matter_titles": [
         "prefacio",
@@ -302,6 +301,7 @@ DATA = {
         "tabla de contenido",
         "índice de contenidos",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": [
         "glosario",
         "términos clave",

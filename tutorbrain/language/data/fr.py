@@ -264,7 +264,6 @@ DATA = {
         "neuvième",
         "dixième",
     ],
-    # Sections whose lines are definitions even though the heading is furniture.
     # A file titled so is a book's front matter: no key term of the subject.
     "front_matter_titles": [
         "préface",
@@ -275,6 +274,7 @@ DATA = {
         "dédicace",
         "table des matières",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": [
         "glossaire",
         "mots clés",

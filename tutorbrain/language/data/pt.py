@@ -268,7 +268,6 @@ DATA = {
         "nono",
         "décimo",
     ],
-    # Sections whose lines are definitions even though the heading is furniture.
     # A file titled so is a book's front matter: no key term of the subject.
     "front_matter_titles": [
         "prefácio",
@@ -278,6 +277,7 @@ DATA = {
         "dedicatória",
         "sumário",
     ],
+    # Sections whose lines are definitions even though the heading is furniture.
     "glossary_headings": ["glossário", "termos-chave", "termos chave", "vocabulário", "definições"],
     # Sections whose lines are never definitions (exercises, mistakes, answers).
     "non_definition_sections": [
