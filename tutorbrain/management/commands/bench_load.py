@@ -17,9 +17,10 @@ the bench pair, over a kept-alive HTTP connection:
 by default there is no wait: each client sends its next request as soon as it can.
 
 Every text a turn sends is new, as a real student's and tutor's are: the bench messages
-and answers each carry a made-up word of their own (`_unique_tag`, matching nothing in
-the history). With the same dozen texts over and over, every embedding after the first
-came from the server's cache of recent texts, and a turn paid none of its three.
+and answers each end with a few emoji of their own (`_unique_tag`: no word, so the
+message reads the same). With the same dozen texts over and over, every embedding after
+the first came from the server's cache of recent texts, and a turn paid none of its
+three.
 
 Each level runs `--seconds` (after a `--ramp` of unrecorded turns) or `--max-turns`,
 whichever comes first; the whole run stops after `--max-total-seconds` at the latest.
@@ -64,10 +65,16 @@ ANSWERS = [
 ]
 
 
+# Emoji, as chat messages carry: no word of any language, so a tag changes neither the
+# message's language, nor its topic words, nor its cues (a made-up word would have become
+# a topic word that matched the turn's own question, and given history questions a topic).
+_TAG_EMOJI = "🙂😀🤔👍🎉🌱🔬📘🧪📝📐🧬💡🌍🔥⭐🍎🚀📎🧠🎯⚡🌙🌈"
+
+
 def _unique_tag(rng: random.Random) -> str:
-    """A made-up word (seven consonants: in no language's vocabulary, so in no episode
-    of the history) that makes a bench text new to the server's embedding cache."""
-    return "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7))
+    """Six emoji (24**6 ≈ 190 million tags): a bench text new to the server's cache of
+    recent embeddings, as each real student's and tutor's text is."""
+    return "".join(rng.choice(_TAG_EMOJI) for _ in range(6))
 
 
 @dataclass
