@@ -51,7 +51,7 @@ format: $(STAMP)
 migrate: $(STAMP) $(SECRETS)
 	$(PY) manage.py migrate --no-input
 
-# The production server: gunicorn, settings in config/gunicorn.py (2 processes x 4
+# The production server: gunicorn, settings in config/gunicorn.py (2 processes x 8
 # threads for 2 cores; each worker warms the embedder and the block path up first).
 GUNICORN := $(VENV)/bin/gunicorn -c config/gunicorn.py --bind $(HOST):$(PORT) config.wsgi
 

@@ -2,10 +2,11 @@
 
     gunicorn -c config/gunicorn.py config.wsgi
 
-Two processes of four threads (gthread) on two cores, by default. A turn's Python work
+Two processes of eight threads (gthread) on two cores, by default. A turn's Python work
 (JSON, the embedding, ranking) holds its process's GIL while the database works for the
-other threads, so one process per core and a few threads each keep both cores busy
-without queueing many turns behind one GIL. Each process loads the embedding model once
+other threads, so one process per core keeps both cores busy; eight threads let each of
+a process's kept-alive chat services have a thread, instead of a block request waiting
+for one behind other services' appends (docs/deployment.md). Each process loads the embedding model once
 (a warmed worker: about 270 MB resident). The connection pool of each process is sized
 from the same numbers (config/settings.py), so the server holds at most
 workers x (threads + block workers) database connections. Every value can be changed with the environment variables below.
@@ -30,7 +31,7 @@ os.environ.setdefault("TUTORBRAIN_DB_POOL_KEEP_ALL", "1")
 
 bind = env_str("TUTORBRAIN_BIND", "127.0.0.1:8000")
 workers = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)
-threads = env_int("TUTORBRAIN_WEB_THREADS", 4, minimum=1)
+threads = env_int("TUTORBRAIN_WEB_THREADS", 8, minimum=1)
 worker_class = "gthread"
 # A request that takes longer than this has its worker restarted (the block's own
 # deadline is 2.5 s; file uploads are read by Celery, not in the request).

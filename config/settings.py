@@ -115,10 +115,10 @@ TEMPLATES = [
 
 # --- Web server -----------------------------------------------------------------------
 # gunicorn (config/gunicorn.py) reads these too: the connection pool below is sized from
-# them. Two processes of four threads fit two cores: the embedding and the Python parts
+# them. Two processes of eight threads fit two cores: the embedding and the Python parts
 # of a turn hold the GIL of their process, the database does the rest (docs/deployment.md).
 TUTORBRAIN_WEB_WORKERS = env_int("TUTORBRAIN_WEB_WORKERS", 2, minimum=1)
-TUTORBRAIN_WEB_THREADS = env_int("TUTORBRAIN_WEB_THREADS", 4, minimum=1)
+TUTORBRAIN_WEB_THREADS = env_int("TUTORBRAIN_WEB_THREADS", 8, minimum=1)
 # Worker threads that build blocks under the deadline (tutorbrain/block/deadline.py).
 TUTORBRAIN_BLOCK_WORKERS = env_int("TUTORBRAIN_BLOCK_WORKERS", 4, minimum=1)
 
@@ -155,7 +155,7 @@ DATABASES["default"]["TEST"] = {
 # Connections: psycopg's pool, one per process and database alias (Django requires
 # CONN_MAX_AGE=0 with it: a connection goes back to the pool at the end of each request).
 # A process never holds more than max_size connections, so the server's total is bounded
-# by processes x max_size whatever the traffic: by default 2 x (4 + 4) = 16 for the web
+# by processes x max_size whatever the traffic: by default 2 x (8 + 4) = 24 for the web
 # server. `timeout`: how long a request waits for a free connection before failing.
 TUTORBRAIN_DB_POOL_MAX_SIZE = env_int(
     "TUTORBRAIN_DB_POOL_MAX_SIZE", TUTORBRAIN_WEB_THREADS + TUTORBRAIN_BLOCK_WORKERS, minimum=1
