@@ -43,6 +43,7 @@ from memory.models import (
     Subject,
     SubjectFile,
 )
+from memory.rows import columns_of, instances_from_row
 from memory.rules import (
     CITATIONS_MAX,
     CONCEPT_NAME_MAX_CHARS,
@@ -712,19 +713,13 @@ def episode_append_external(
 # .select_for_update(of=("self",)).first() reads, as one plain statement. Every append
 # of every turn runs it, and the ORM spent longer compiling that query than the
 # database took to run it.
-_PAIR_MODELS = (Pair, Student, Subject)
 _PAIR_LOCKED_SQL = (
-    "SELECT "
-    + ", ".join(
-        f"{alias}.{f.column}"
-        for alias, model in zip(("p", "st", "sj"), _PAIR_MODELS, strict=True)
-        for f in model._meta.concrete_fields
-    )
-    + f" FROM {Pair._meta.db_table} p"
-    + f" JOIN {Student._meta.db_table} st ON st.id = p.student_id"
-    + f" JOIN {Subject._meta.db_table} sj ON sj.id = p.subject_id"
-    + " WHERE st.organization_id = %s AND st.external_id = %s AND sj.external_id = %s"
-    + " ORDER BY p.id LIMIT 1 FOR UPDATE OF p"
+    f"SELECT {columns_of(('p', Pair), ('st', Student), ('sj', Subject))}"
+    f" FROM {Pair._meta.db_table} p"
+    f" JOIN {Student._meta.db_table} st ON st.id = p.student_id"
+    f" JOIN {Subject._meta.db_table} sj ON sj.id = p.subject_id"
+    " WHERE st.organization_id = %s AND st.external_id = %s AND sj.external_id = %s"
+    " ORDER BY p.id LIMIT 1 FOR UPDATE OF p"
 )
 
 
@@ -739,15 +734,9 @@ def _pair_locked(
         row = cursor.fetchone()
     if row is None:
         return None
-    loaded: list[Any] = []
-    for model in _PAIR_MODELS:
-        fields = model._meta.concrete_fields
-        loaded.append(
-            model.from_db(connection.alias, [f.attname for f in fields], row[: len(fields)])
-        )
-        row = row[len(fields) :]
-    pair: Pair = loaded[0]
-    pair.student, pair.subject = loaded[1], loaded[2]
+    pair, pair.student, pair.subject = instances_from_row(
+        row, (Pair, Student, Subject), connection.alias
+    )
     return pair
 
 

@@ -12,6 +12,7 @@ from django.db import OperationalError, connection, transaction
 from rest_framework import authentication, exceptions, permissions
 
 from memory.models import ApiKey, Organization
+from memory.rows import columns_of, instances_from_row
 from memory.services import api_key_hash
 
 
@@ -72,16 +73,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 # Every request runs this: as one plain statement it costs a fraction of what the ORM
 # spent compiling the same query (select_related, first()), ~10 % of a server's Python
 # time under load.
-_KEY_FIELDS = ApiKey._meta.concrete_fields
-_ORGANIZATION_FIELDS = Organization._meta.concrete_fields
 _ACTIVE_KEY_SQL = (
-    "SELECT "
-    + ", ".join(
-        [f"k.{f.column}" for f in _KEY_FIELDS] + [f"o.{f.column}" for f in _ORGANIZATION_FIELDS]
-    )
-    + f" FROM {ApiKey._meta.db_table} k"
-    + f" JOIN {Organization._meta.db_table} o ON o.id = k.organization_id"
-    + " WHERE k.key_hash = %s AND k.revoked_at IS NULL"
+    f"SELECT {columns_of(('k', ApiKey), ('o', Organization))}"
+    f" FROM {ApiKey._meta.db_table} k"
+    f" JOIN {Organization._meta.db_table} o ON o.id = k.organization_id"
+    " WHERE k.key_hash = %s AND k.revoked_at IS NULL"
 )
 
 
@@ -92,11 +88,7 @@ def _active_key(key_hash: str) -> ApiKey | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    n = len(_KEY_FIELDS)
-    key = ApiKey.from_db(connection.alias, [f.attname for f in _KEY_FIELDS], row[:n])
-    key.organization = Organization.from_db(
-        connection.alias, [f.attname for f in _ORGANIZATION_FIELDS], row[n:]
-    )
+    key, key.organization = instances_from_row(row, (ApiKey, Organization), connection.alias)
     return key
 
 
