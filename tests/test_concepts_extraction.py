@@ -292,6 +292,25 @@ def test_in_a_file_that_marks_its_terms_the_marked_terms_are_the_candidates():
     assert not names & {"Aristotle", "Smartphone companies", "Problem", "Solution", "Country"}
 
 
+def test_a_bold_surname_after_a_given_name_or_title_is_a_person_not_a_concept():
+    # The file writes "king" and "trump" in lower case too, so only the capitalised run
+    # before each span tells that it names someone.
+    marked = _extract(
+        "Polls favoured Clinton, but Donald **Trump** won; the **electoral college** decides "
+        "and no trump card helps. Martin Luther **King** Jr. spoke; no king ruled.\n\n"
+        "The **Chromosome** is made of DNA. DNA **Polymerase** copies it (a polymerase copies "
+        "each chromosome). The ulna has a C-shaped **trochlear notch**. Llamamos a las "
+        "estructuras de Lewis **formas de resonancia**.\n"
+    )
+    names = {c.name for c in marked.concepts}
+    assert not names & {"Trump", "King"}
+    assert {"Electoral college", "Chromosome", "Polymerase", "Trochlear notch"} <= names
+    assert "Formas de resonancia" in names
+    # A file that marks too few terms to count as marked is read the same way.
+    unmarked = _extract("In 1986 Senator Barbara **Mikulski** of Maryland won a seat.\n")
+    assert "Mikulski" not in {c.name for c in unmarked.concepts}
+
+
 def test_a_bold_term_used_in_passing_builds_on_nothing_and_a_defining_one_does():
     extraction = _extract(
         "The **cell** is the unit of life. The **membrane** is the boundary of the cell.\n\n"

@@ -361,6 +361,26 @@ def _is_proper_name(name: str, text: str) -> bool:
     return not re.search(rf"(?<!\w){re.escape(lowered)}(?!\w)", text)
 
 
+def _continues_a_name(sentence: str, start: int, term: str) -> bool:
+    """Whether a capitalised bold span continues a capitalised run mid-sentence:
+    "Donald **Trump**", "Senator Barbara **Mikulski**", "Martin Luther **King** Jr." name
+    someone. A lower-case span ("de Lewis **formas de resonancia**"), a word after a
+    capitalised article ("The **Chromosome**") or an acronym ("DNA **Polymerase**") is no
+    part of a name."""
+    if not term[:1].isupper():
+        return False
+    words = _plain(sentence[:start]).split()
+    if len(words) < 2 or not sentence[:start].endswith(" "):
+        return False
+    before = words[-1]
+    return (
+        before[:1].isupper()
+        and before.isalpha()
+        and any(c.islower() for c in before)
+        and before.casefold() not in language.stop_words()
+    )
+
+
 def _naming_context(sentence: str, start: int, end: int) -> bool:
     """Whether the bold span at [start, end) is defined by its sentence: a copula right
     after it ("**Osmosis** is ..."), or a naming phrase right before it ("... is called
@@ -467,6 +487,8 @@ class OfflineExtractor:
                             _PARENTHESIS.sub("", name), prose
                         ):
                             continue
+                        if _continues_a_name(sentence, start, name):
+                            continue
                         alias = _abbreviation_after(sentence[end:], name)
                         # A defining sentence's paragraph is the concept's explanation: an
                         # italic term in it is an assumed prerequisite.
@@ -480,8 +502,9 @@ class OfflineExtractor:
                     or _uses(found[0], plain_text) >= UNMARKED_MIN_USES
                 ):
                     offer(found[0], DEFINED, _plain(found[1]), page, text)
-                for term, _, _ in _bold_terms(sentence):
-                    offer(term, EMPHASISED, _plain(sentence), page, sentence)
+                for term, start, _ in _bold_terms(sentence):
+                    if not _continues_a_name(sentence, start, _plain(term)):
+                        offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
         _join_abbreviations(candidates, order, plain_text)
         keys = order[:MAX_CONCEPTS_PER_FILE]
