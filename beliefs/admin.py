@@ -461,7 +461,7 @@ class BeliefLearningFitAdmin(_ReadOnly, admin.ModelAdmin):
     """The nightly fits of the subjects' learning models (docs/beliefs.md): staff can see
     what the practice term was when a belief was written."""
 
-    list_display = ("subject", "created_at", "rules_version", "checks", "students")
+    list_display = ("subject", "created_at", "rules_version", "checks", "students", "rederives")
     list_select_related = ("subject__organization",)
     list_filter = (("subject__organization", OrganizationFilter),)
     ordering = ("-created_at", "-pk")

@@ -268,22 +268,36 @@ class BeliefPredictions:
 
 
 def belief_predictions(
-    split: Split, *, passes: int = 2, learn: bool = True, progress=None
+    split: Split, *, passes: int = 2, learn: bool = True, live: bool = False, progress=None
 ) -> BeliefPredictions:
     """Derive the pre-cut checks into beliefs in a scratch organization and read p_right.
 
     Each student's checks are appended as `check` episodes (topic = the concept's name,
-    routed by exact name as in production), with the after-commit derivation off; then
-    every pair is re-derived as of its cut (R-4.5), `passes` times, so that every pair's
-    prior leans on every other pair's beliefs. With `learn`, the subject's learning model
-    is fitted after the first pass, as the nightly cycle would (beliefs.learning), so
-    `passes` ≥ 2 derive with it. Call inside a transaction that the caller
-    rolls back to leave nothing behind.
+    routed by exact name as in production). Two protocols:
+
+    * re-derivation (default): the after-commit derivation is off; every pair is
+      re-derived as of its cut (R-4.5), `passes` times, so that every pair's prior leans
+      on every other pair's beliefs. With `learn`, the subject's learning model is fitted
+      after the first pass, as the nightly cycle would (beliefs.learning), so `passes`
+      ≥ 2 derive with it;
+    * `live`: an import as a chat service would send it, student after student, each
+      batch derived as it is appended (the after-commit receiver's own call), so the
+      first students lean on nobody's beliefs; then one night's learning step as of the
+      last cut (with `learn`): the subject's fit and, as it is the subject's first, the
+      re-derivation it triggers (beliefs_rederive_after_fits). `passes` is not used.
+
+    Call inside a transaction that the caller rolls back to leave nothing behind.
     """
     from beliefs.apps import DERIVE_DISPATCH_UID
     from beliefs.models import Belief
     from beliefs.selectors import concept_priors, pair_own_counts
-    from beliefs.services import beliefs_fit_learning, beliefs_rederive, on_episodes_appended
+    from beliefs.services import (
+        beliefs_derive_from_checks,
+        beliefs_fit_learning,
+        beliefs_rederive,
+        beliefs_rederive_after_fits,
+        on_episodes_appended,
+    )
     from concepts.models import Concept
     from concepts.selectors import concept_key
     from memory.services import (
@@ -311,41 +325,59 @@ def belief_predictions(
     students = sorted(set(by_student) | {t.student for t in split.targets})
     pairs = {}
     appended = 0
+    # The after-commit receiver never runs here (the caller's transaction is rolled
+    # back): the live protocol calls its derivation itself, batch by batch.
     episodes_appended.disconnect(dispatch_uid=DERIVE_DISPATCH_UID)
     try:
-        for student in students:
+        for i, student in enumerate(students):
             pair = pair_get_or_create(
                 student=student_get_or_create(organization=org, external_id=student[:200]),
                 subject=subject,
             )
             pairs[student] = pair
             rows = sorted(by_student.get(student, []), key=lambda c: c.time)
-            events = [
-                EventSpec(
-                    kind="check",
-                    summary=f"{c.verdict} on {c.concept}"[:300],
-                    topic=c.concept,
-                    verdict=c.verdict,
-                    occurred_at=c.time,
+            for start in range(0, len(rows), 1000):
+                batch = rows[start : start + 1000]
+                events = [
+                    EventSpec(
+                        kind="check",
+                        summary=f"{c.verdict} on {c.concept}"[:300],
+                        topic=c.concept,
+                        verdict=c.verdict,
+                        occurred_at=c.time,
+                    )
+                    for c in batch
+                ]
+                # Recorded as of the batch's last check: a back-filled history.
+                episodes = episode_append_batch(
+                    pair=pair, events=events, now=batch[-1].time, embed=False
                 )
-                for c in rows
-            ]
-            for start in range(0, len(events), 1000):
-                episode_append_batch(pair=pair, events=events[start : start + 1000], embed=False)
-            appended += len(events)
+                if live:
+                    beliefs_derive_from_checks(
+                        pair=pair, episode_ids=[e.pk for e in episodes], now=batch[-1].time
+                    )
+            appended += len(rows)
+            if live and progress:
+                progress(0, i + 1, len(students))
     finally:
         episodes_appended.connect(on_episodes_appended, dispatch_uid=DERIVE_DISPATCH_UID)
-    with_history = [s for s in students if by_student.get(s)]
-    for round_number in range(passes):
-        for i, student in enumerate(with_history):
-            last = max(c.time for c in by_student[student])
-            beliefs_rederive(pair=pairs[student], now=split.cuts.get(student, last))
-            if progress:
-                progress(round_number, i + 1, len(with_history))
-        if round_number == 0 and learn:
-            # The nightly fit of the learning model, on the pre-cut checks only (the
-            # first pass routed them); the next pass derives with it.
-            beliefs_fit_learning(subject_id=subject.pk, now=max(split.cuts.values(), default=None))
+    last_cut = max(split.cuts.values(), default=None)
+    if live:
+        if learn:
+            fit = beliefs_fit_learning(subject_id=subject.pk, now=last_cut)
+            beliefs_rederive_after_fits(fits=[fit] if fit else [], now=last_cut)
+    else:
+        with_history = [s for s in students if by_student.get(s)]
+        for round_number in range(passes):
+            for i, student in enumerate(with_history):
+                last = max(c.time for c in by_student[student])
+                beliefs_rederive(pair=pairs[student], now=split.cuts.get(student, last))
+                if progress:
+                    progress(round_number, i + 1, len(with_history))
+            if round_number == 0 and learn:
+                # The nightly fit of the learning model, on the pre-cut checks only (the
+                # first pass routed them); the next pass derives with it.
+                beliefs_fit_learning(subject_id=subject.pk, now=last_cut)
 
     current: dict[tuple[int, int], float] = {}
     for pair_id, concept_id, p_right in (
@@ -437,13 +469,14 @@ def evaluate(
     history_share: float = DEFAULT_HISTORY_SHARE,
     passes: int = 2,
     learn: bool = True,
+    live: bool = False,
     progress=None,
 ) -> EvaluationReport:
     split = split_at_cuts(checks, history_share=history_share)
     if not split.targets:
         raise LogError("no check falls after a student's cut: nothing to predict")
     verdicts = [t.verdict for t in split.targets]
-    beliefs = belief_predictions(split, passes=passes, learn=learn, progress=progress)
+    beliefs = belief_predictions(split, passes=passes, learn=learn, live=live, progress=progress)
     report = EvaluationReport(
         checks=len(checks),
         students=len({c.student for c in checks}),

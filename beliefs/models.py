@@ -260,6 +260,7 @@ class Rederivation(AppendOnlyModel):
         COMMAND = "command", "management command"
         TASK = "task", "Celery task"
         SERVICE = "service", "service call"
+        NIGHTLY = "nightly", "nightly cycle, after a learning fit"
 
     pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="rederivations")
     requested_by = models.ForeignKey(
@@ -307,6 +308,9 @@ class BeliefLearningFit(AppendOnlyModel):
     # beliefs.learning.LearningModel.as_json(): coefficients, concept offsets and means.
     coefficients = models.JSONField()
     created_at = models.DateTimeField()
+    # Whether this fit re-derived the subject's beliefs (its first fit, or one made from
+    # learning.REDERIVE_WHEN_CHECKS_GROW times the checks of the last fit that did).
+    rederives = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

@@ -3,6 +3,7 @@ the honest report (R-4.6)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -128,6 +129,17 @@ def subject_check_histories(*, subject_id: int) -> dict[int, list[learning.Logge
         )
     )
     return learning.histories_from_rows(rows)
+
+
+def pairs_with_current_beliefs(*, subject_ids: Sequence[int]) -> list[int]:
+    """The ids of the subjects' pairs that hold at least one current belief, sorted."""
+    return sorted(
+        set(
+            Belief.objects.current()
+            .filter(pair__subject_id__in=subject_ids)
+            .values_list("pair_id", flat=True)
+        )
+    )
 
 
 def pair_own_counts(*, pair_id: int) -> dict[int, tuple[float, int]]:

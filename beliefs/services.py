@@ -21,7 +21,12 @@ from django.utils import timezone
 from beliefs import learning, rules
 from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import ConceptRouter, Route
-from beliefs.selectors import concept_priors, pair_own_counts, subject_check_histories
+from beliefs.selectors import (
+    concept_priors,
+    pair_own_counts,
+    pairs_with_current_beliefs,
+    subject_check_histories,
+)
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
@@ -692,7 +697,9 @@ def beliefs_rederive_many(
     return batch
 
 
-def beliefs_rederive_schedule(*, pair_ids: Sequence[int], requested_by=None) -> int:
+def beliefs_rederive_schedule(
+    *, pair_ids: Sequence[int], requested_by=None, source: str = Rederivation.Source.TASK
+) -> int:
     """Queue re-derivation of many pairs as Celery tasks (after the current commit).
 
     Returns the number of tasks queued. Each task re-derives its pairs one by one, each
@@ -707,7 +714,9 @@ def beliefs_rederive_schedule(*, pair_ids: Sequence[int], requested_by=None) -> 
     ]
     for chunk in chunks:
         transaction.on_commit(
-            partial(rederive_pairs.delay, pair_ids=chunk, requested_by_id=user_id)
+            partial(
+                rederive_pairs.delay, pair_ids=chunk, requested_by_id=user_id, source=str(source)
+            )
         )
     return len(chunks)
 
@@ -721,11 +730,21 @@ def beliefs_fit_learning(
 
     Beliefs already written keep their p_right until their next check, decay or
     re-derivation: a fit is not a reason to rewrite every student's beliefs at night.
+    Except when it changes what the subject knows a lot: the fit is marked `rederives`
+    when it is the subject's first, or made from REDERIVE_WHEN_CHECKS_GROW times the
+    checks of the last fit so marked; the nightly cycle then re-derives the subject
+    (beliefs_rederive_after_fits).
     """
     now = now or timezone.now()
     model = learning.fit(subject_check_histories(subject_id=subject_id))
     if model is None:
         return None
+    last = (
+        BeliefLearningFit.objects.filter(subject_id=subject_id, rederives=True)
+        .order_by("-created_at", "-pk")
+        .values_list("checks", flat=True)
+        .first()
+    )
     return BeliefLearningFit.objects.create(
         subject_id=subject_id,
         rules_version=rules.RULES_VERSION,
@@ -733,7 +752,26 @@ def beliefs_fit_learning(
         students=model.students,
         coefficients=model.as_json(),
         created_at=now,
+        rederives=last is None or model.checks >= learning.REDERIVE_WHEN_CHECKS_GROW * last,
     )
+
+
+def beliefs_rederive_after_fits(
+    *, fits: Sequence[BeliefLearningFit], now: datetime | None = None, queue: bool = False
+) -> list[int]:
+    """Re-derive every pair with current beliefs in the subjects whose fit is marked
+    `rederives` (a history imported before the subject had a fit was derived with the
+    Beta posterior and would keep it until each belief's next check). One transaction per
+    pair (beliefs_rederive_many), or Celery tasks with `queue`. Returns the pairs."""
+    subject_ids = [f.subject_id for f in fits if f.rederives]
+    if not subject_ids:
+        return []
+    pair_ids = pairs_with_current_beliefs(subject_ids=subject_ids)
+    if queue:
+        beliefs_rederive_schedule(pair_ids=pair_ids, source=Rederivation.Source.NIGHTLY)
+    else:
+        beliefs_rederive_many(pair_ids=pair_ids, now=now, source=Rederivation.Source.NIGHTLY)
+    return pair_ids
 
 
 def beliefs_fit_learning_all(*, now: datetime | None = None) -> list[BeliefLearningFit]:

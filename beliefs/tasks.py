@@ -30,21 +30,24 @@ class PairsStillBusy(Exception):
     retry_jitter=True,
     max_retries=REDERIVE_TASK_MAX_RETRIES,
 )
-def rederive_pairs(*, pair_ids: list[int], requested_by_id: int | None = None) -> dict:
+def rederive_pairs(
+    *,
+    pair_ids: list[int],
+    requested_by_id: int | None = None,
+    source: str = Rederivation.Source.TASK,
+) -> dict:
     """Re-derive the given pairs, each in its own transaction.
 
     A pair whose lock is held by another belief write is retried (only that pair: the
     retry carries the refused ids); a pair that does not exist is reported, not retried.
     """
     user = get_user_model().objects.filter(pk=requested_by_id).first() if requested_by_id else None
-    batch = beliefs_rederive_many(
-        pair_ids=pair_ids, requested_by=user, source=Rederivation.Source.TASK
-    )
+    batch = beliefs_rederive_many(pair_ids=pair_ids, requested_by=user, source=source)
     busy = batch.busy
     if busy:
         # Retry only the busy pairs; the finished ones are not re-derived twice.
         raise rederive_pairs.retry(
-            kwargs={"pair_ids": busy, "requested_by_id": requested_by_id},
+            kwargs={"pair_ids": busy, "requested_by_id": requested_by_id, "source": source},
             exc=PairsStillBusy(f"pairs {busy} were busy"),
         )
     return {

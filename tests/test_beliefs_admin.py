@@ -183,7 +183,7 @@ def test_a_large_selection_is_queued_as_celery_tasks(
     with django_capture_on_commit_callbacks(execute=True):
         beliefs_pairs = services.beliefs_rederive_schedule(pair_ids=[pair.pk], requested_by=staff)
     assert beliefs_pairs == 1
-    assert sent == [{"pair_ids": [pair.pk], "requested_by_id": staff.pk}]
+    assert sent == [{"pair_ids": [pair.pk], "requested_by_id": staff.pk, "source": "task"}]
 
 
 def test_the_timeline_shows_checks_a_rederivation_no_longer_counts(

@@ -99,6 +99,30 @@ def test_evaluate_beliefs_scores_p_right_beside_the_baselines_and_leaves_nothing
     assert Organization.objects.count() == organizations
 
 
+def test_an_import_derived_live_and_rederived_by_its_first_night_scores_like_the_rederivation(
+    small_log, tmp_path
+):
+    organizations = Organization.objects.count()
+    scores = {}
+    for protocol, extra in (
+        ("rederive", []),
+        ("live", ["--live"]),
+        ("no fit", ["--live", "--no-learning"]),
+    ):
+        out = tmp_path / f"{protocol}.json"
+        call_command("evaluate_beliefs", str(small_log), "--json", str(out), *extra)
+        by_name = {s["name"]: s for s in json.loads(out.read_text())["scores"]}
+        scores[protocol] = by_name["beliefs (p_right)"]
+    # The night's first fit re-derives the imported pairs with the learning model: the
+    # same beliefs as re-deriving every pair twice (seeded: the same numbers), which rank
+    # better than the live beliefs they replaced (the Beta posterior, the first students
+    # leaning on nobody's beliefs).
+    assert scores["live"]["auc"] == pytest.approx(scores["rederive"]["auc"], abs=0.002)
+    assert scores["live"]["ece"] == pytest.approx(scores["rederive"]["ece"], abs=0.002)
+    assert scores["live"]["auc"] > scores["no fit"]["auc"] + 0.02
+    assert Organization.objects.count() == organizations
+
+
 def test_the_next_check_is_the_first_target_of_each_student_concept_in_time_order():
     t = evaluation.LoggedCheck
     at = simulate(1, replace(SMALL, students=2))[0].time

@@ -10,12 +10,22 @@ import pytest
 from django.urls import reverse
 
 from beliefs import learning, rules
-from beliefs.models import Belief, BeliefLearningFit
+from beliefs.models import Belief, BeliefLearningFit, Rederivation
 from beliefs.selectors import beliefs_current, concept_priors, learning_model_latest
-from beliefs.services import belief_decay, beliefs_fit_learning, beliefs_rederive
+from beliefs.services import (
+    belief_decay,
+    beliefs_fit_learning,
+    beliefs_rederive,
+    beliefs_rederive_after_fits,
+)
 from beliefs.simulation import SETTINGS, simulate
 from memory.immutability import ImmutableRecordError
-from memory.services import pair_get_or_create, student_get_or_create
+from memory.services import (
+    EventSpec,
+    episode_append_batch,
+    pair_get_or_create,
+    student_get_or_create,
+)
 from tests.beliefs_helpers import T0, append_check, days, make_concept
 from tutorbrain.nightly import cycle
 
@@ -203,6 +213,76 @@ def test_the_night_fits_every_subjects_learning_model_before_the_pairs_cycles(pa
     fan = cycle.night_run(day=(T0 + days(10)).date(), enqueue=lambda pair_id, day: None)
     assert fan.learning_fits == 1
     assert BeliefLearningFit.objects.filter(subject=pair.subject).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_subjects_first_fit_rederives_the_beliefs_derived_before_it(pair, derive):
+    # An imported history: every belief was derived live, before the subject had a fit.
+    _class_that_learns(pair, derive)
+    before = Belief.objects.current().filter(pair__subject=pair.subject)
+    assert before.count() == 48 and all(b.prior_strength is not None for b in before)
+
+    fan = cycle.night_run(day=(T0 + days(10)).date())
+
+    assert fan.learning_fits == 1 and fan.rederived_pairs == 24
+    assert BeliefLearningFit.objects.get(subject=pair.subject).rederives
+    after = list(Belief.objects.current().filter(pair__subject=pair.subject))
+    assert len(after) == 48
+    # Derived by the model now: no Beta strength, a re-derivation the log says was nightly.
+    assert all(b.prior_strength is None for b in after)
+    assert all(b.reason == Belief.Reason.REDERIVATION for b in after)
+    assert Rederivation.objects.filter(source=Rederivation.Source.NIGHTLY).count() == 24
+
+
+@pytest.mark.django_db
+def test_a_later_fit_rederives_only_once_the_subjects_checks_have_doubled(
+    pair, derive, django_capture_on_commit_callbacks
+):
+    _class_that_learns(pair, derive)
+    first = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10))
+    same = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(11))
+    assert first.rederives and not same.rederives
+    assert beliefs_rederive_after_fits(fits=[same], now=T0 + days(11)) == []
+    org = pair.subject.organization
+    for i in range(24):  # another 24 students' ten checks each: 240 more, 480 in all
+        mate = pair_get_or_create(
+            student=student_get_or_create(organization=org, external_id=f"late-{i}"),
+            subject=pair.subject,
+        )
+        events = [
+            EventSpec(
+                kind="check",
+                summary="check",
+                topic="Osmosis" if k % 2 else "Diffusion",
+                verdict="right" if k > 2 else "wrong",
+                occurred_at=T0 + days(12 + k),
+            )
+            for k in range(10)
+        ]
+        with django_capture_on_commit_callbacks(execute=True):
+            episode_append_batch(pair=mate, events=events, embed=False)
+    doubled = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(30))
+    assert doubled.checks == 2 * first.checks and doubled.rederives
+    assert len(beliefs_rederive_after_fits(fits=[doubled], now=T0 + days(30))) == 48
+
+
+@pytest.mark.django_db
+def test_with_the_celery_fan_out_the_nights_rederivation_is_queued_after_commit(
+    pair, derive, django_capture_on_commit_callbacks
+):
+    _class_that_learns(pair, derive)
+    with django_capture_on_commit_callbacks() as callbacks:
+        fan = cycle.night_run(day=(T0 + days(10)).date(), enqueue=lambda pair_id, day: None)
+    assert fan.rederived_pairs == 24
+    queued = [c for c in callbacks if getattr(c, "keywords", {}).get("source") == "nightly"]
+    assert sorted(i for c in queued for i in c.keywords["pair_ids"]) == sorted(
+        Belief.objects.current()
+        .filter(pair__subject=pair.subject)
+        .values_list("pair_id", flat=True)
+        .distinct()
+    )
+    # Nothing was re-derived in the night's own process.
+    assert not Rederivation.objects.exists()
 
 
 @pytest.mark.django_db

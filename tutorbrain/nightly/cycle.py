@@ -31,7 +31,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from beliefs.selectors import beliefs_due_for_decay
-from beliefs.services import beliefs_fit_learning_all
+from beliefs.services import beliefs_fit_learning_all, beliefs_rederive_after_fits
 from memory.models import Episode, Pair
 from memory.services import advisory_lock_key
 from tutorbrain.models import NightlyRun
@@ -325,6 +325,7 @@ class FanOut:
     all_pairs_snapshot_id: int | None
     # Subjects whose learning model (beliefs.learning) was fitted tonight.
     learning_fits: int = 0
+    rederived_pairs: int = 0  # pairs re-derived after their subject's fit
 
 
 def fan_out_prepare(*, day: dt.date, pair_ids: list[int] | None = None) -> list[int]:
@@ -360,6 +361,14 @@ def night_run(
     _, end = services.day_bounds(day)
     snapshot = services.calibration_all_pairs_write(day=day, now=end)
     fits = beliefs_fit_learning_all(now=end)
+    # A subject's first fit (or one from twice the checks) re-derives its beliefs, before
+    # the pairs' cycles here; queued beside them with the fan-out (a busy pair is retried).
+    # A failure leaves the beliefs as they were and must not cost the pairs their night.
+    try:
+        relearnt = beliefs_rederive_after_fits(fits=fits, now=end, queue=enqueue is not None)
+    except Exception:
+        logger.exception("re-derivation after tonight's learning fits failed")
+        relearnt = []
     todo = fan_out_prepare(day=day, pair_ids=pair_ids)
     for pair_id in todo:
         if enqueue is not None:
@@ -372,4 +381,5 @@ def night_run(
         enqueued=len(todo) if enqueue else 0,
         all_pairs_snapshot_id=snapshot.pk,
         learning_fits=len(fits),
+        rederived_pairs=len(relearnt),
     )

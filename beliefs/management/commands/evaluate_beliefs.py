@@ -1,6 +1,7 @@
 """Measure whether beliefs' p_right is calibrated and ranks well (issue #12).
 
     manage.py evaluate_beliefs FILE [--history-share 0.7] [--json OUT] [--keep] [--no-learning]
+                               [--live]
     manage.py evaluate_beliefs --simulate SEED [--setting default] [--write FILE]
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
@@ -13,6 +14,9 @@ demo's own generator (tutorbrain/evaluation/generator.py, the cell-biology templ
 The beliefs are derived through the real services in a scratch organization inside one
 transaction that is rolled back at the end (`--keep` commits it instead). Prints AUC, ECE
 and a 10-bin reliability table for the beliefs beside the baselines of the same run.
+`--live` derives them as an import would (each student's checks as they are appended,
+then one night's learning fit and the re-derivation it triggers) instead of re-deriving
+every pair twice.
 """
 
 from __future__ import annotations
@@ -76,6 +80,12 @@ class Command(BaseCommand):
             action="store_true",
             help="derive without fitting the learning model (the Beta posterior alone)",
         )
+        parser.add_argument(
+            "--live",
+            action="store_true",
+            help="import the histories student after student, each derived as it is appended, "
+            "then one night's fit and the re-derivation it triggers (not --passes)",
+        )
         parser.add_argument("--json", help="write the numbers to this JSON file")
         parser.add_argument("--keep", action="store_true", help="keep the scratch organization")
 
@@ -123,6 +133,7 @@ class Command(BaseCommand):
                     history_share=options["history_share"],
                     passes=options["passes"],
                     learn=not options["no_learning"],
+                    live=options["live"],
                     progress=progress,
                 )
                 if not options["keep"]:
