@@ -311,6 +311,35 @@ def test_a_bold_surname_after_a_given_name_or_title_is_a_person_not_a_concept():
     assert "Mikulski" not in {c.name for c in unmarked.concepts}
 
 
+@pytest.mark.parametrize(
+    ("example", "solution", "answer", "figure"),
+    [
+        ("Example", "Solution", "Answer:", "Figure"),
+        ("Ejemplo", "Solución", "Nota Respuesta:", "Figura"),
+    ],
+)
+def test_a_worked_examples_own_things_are_no_concepts_and_the_section_resumes_after_it(
+    example, solution, answer, figure
+):
+    extraction = _extract(
+        "# Ions\n\nA **cation** is a positive ion. An **anion** is a negative ion.\n\n"
+        f"**{example}**\n\n**Electrons of cations**\n"
+        "Zinc is a member of group 12. The **zinc ion** loses two electrons.\n\n"
+        f"**{solution}**\nThe **chromium** atom is a transition metal.\n\n"
+        f"**{answer}**\n\nK^+: [Ar], the **magnesium ion**: [Ne]\n\n"
+        "A **polyatomic ion** holds several atoms.\n\n"
+        f"**{example}**\n\nThe **aspirin** molecule is C9H8O4.\n\n"
+        f"**{figure}**\n\nAn **oxyanion** holds oxygen.\n\n"
+        f"**{example}**\n\nThe **hematite** sample is an iron oxide.\n\n"
+        "## Isomers\n\nTwo **isomers** share a formula.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert {"Cation", "Anion", "Polyatomic ion", "Oxyanion", "Isomers"} <= names
+    assert not names & {
+        "Zinc ion", "Chromium", "Magnesium ion", "Aspirin", "Hematite", "Zinc"
+    }  # fmt: skip
+
+
 def test_a_bold_term_used_in_passing_builds_on_nothing_and_a_defining_one_does():
     extraction = _extract(
         "The **cell** is the unit of life. The **membrane** is the boundary of the cell.\n\n"

@@ -240,14 +240,34 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
             blocks.append((current, heading))
         current = []
 
+    # "**Example** … **Solution** … El zinc es un miembro del grupo 12": a worked
+    # example's sentences are about its own things (zinc, aspirin), not the course's
+    # terms. It runs from its label (and the title right under it) to the next heading,
+    # to a label of another kind after some of its text ("**Figure**", "**Note …**": the
+    # section again), or through the one paragraph after its answer label ("**Answer:**").
+    example, example_text = _NOT_IN_EXAMPLE, False
     for line in lines:
         if line.heading_level:
             flush()
             heading = line
+            example = _NOT_IN_EXAMPLE
             blocks.append(([], heading))
             continue
-        if not line.text or line.label or line.text.startswith("|"):
-            # A label or a table row ends a paragraph and is none itself.
+        if line.label:
+            flush()
+            opened = _example_state(line.text)
+            if not (opened == _NOT_IN_EXAMPLE and example == _IN_EXAMPLE and not example_text):
+                example, example_text = opened, False
+            continue
+        if example == _ANSWER_READ and not line.text:
+            example = _NOT_IN_EXAMPLE
+        if example != _NOT_IN_EXAMPLE:
+            example_text = example_text or bool(line.text)
+            if line.text and example == _ANSWER_NEXT:
+                example = _ANSWER_READ
+            continue
+        if not line.text or line.text.startswith("|"):
+            # A table row ends a paragraph and is none itself.
             flush()
             continue
         if _BULLET.match(line.text) or (not current and _is_glossary_line(line.text)):
@@ -258,6 +278,19 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
         current.append(line)
     flush()
     return blocks
+
+
+_NOT_IN_EXAMPLE, _IN_EXAMPLE, _ANSWER_NEXT, _ANSWER_READ = range(4)
+
+
+def _example_state(label: str) -> int:
+    """What a bold label line opens: a worked example or exercise ("**Example**",
+    "**Solución**", "**Compruebe lo aprendido**": language data `example_labels`), its
+    answer (`example_answer_labels`: one paragraph follows), or neither."""
+    words = " ".join(tokens(_plain(label)))
+    if words in _phrases_of("example_answer_labels"):
+        return _ANSWER_NEXT
+    return _IN_EXAMPLE if words in _phrases_of("example_labels") else _NOT_IN_EXAMPLE
 
 
 def _is_glossary_line(text: str) -> bool:

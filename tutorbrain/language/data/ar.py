@@ -239,6 +239,30 @@ DATA = {
         "عشرة",
     ],
     # A file titled so is a book's front matter: no key term of the subject.
+    # A bold label line that opens a worked example or an exercise: what follows it, up to
+    # the next heading, is about the example's own things, never a definition.
+    "example_labels": [
+        "مثال",
+        "أمثلة",
+        "مثال محلول",
+        "الحل",
+        "حل",
+        "مسألة",
+        "مسائل",
+        "تمرين",
+        "تمارين",
+        "الإجابة",
+        "إجابة",
+        "تحقق من فهمك",
+        "جرّب",
+        "تلميح",
+    ],
+    # The example label whose one paragraph closes the example: text after it is the
+    # section again.
+    "example_answer_labels": [
+        "الإجابة",
+        "إجابة",
+    ],
     "front_matter_titles": [
         "تمهيد",
         "شكر وتقدير",

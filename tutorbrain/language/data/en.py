@@ -326,6 +326,33 @@ DATA = {
     ],
     # A file titled so is a book's front matter: it names the publisher, the authors and
     # the book's own features, never a key term of the subject.
+    # A bold label line that opens a worked example or an exercise: what follows it, up to
+    # the next heading, is about the example's own things, never a definition.
+    "example_labels": [
+        "example",
+        "examples",
+        "worked example",
+        "solution",
+        "solutions",
+        "problem",
+        "problems",
+        "exercise",
+        "exercises",
+        "answer",
+        "answers",
+        "note answer",
+        "check your learning",
+        "check your understanding",
+        "try it",
+        "hint",
+    ],
+    # The example label whose one paragraph closes the example: text after it is the
+    # section again.
+    "example_answer_labels": [
+        "answer",
+        "answers",
+        "note answer",
+    ],
     "front_matter_titles": [
         "preface",
         "foreword",

@@ -290,6 +290,33 @@ DATA = {
         "décimo",
     ],
     # A file titled so is a book's front matter: no key term of the subject.
+    # A bold label line that opens a worked example or an exercise: what follows it, up to
+    # the next heading, is about the example's own things, never a definition.
+    "example_labels": [
+        "ejemplo",
+        "ejemplos",
+        "ejemplo resuelto",
+        "solución",
+        "soluciones",
+        "problema",
+        "problemas",
+        "ejercicio",
+        "ejercicios",
+        "respuesta",
+        "respuestas",
+        "nota respuesta",
+        "compruebe lo aprendido",
+        "compruebe sus conocimientos",
+        "inténtelo",
+        "pista",
+    ],
+    # The example label whose one paragraph closes the example: text after it is the
+    # section again.
+    "example_answer_labels": [
+        "respuesta",
+        "respuestas",
+        "nota respuesta",
+    ],
     "front_matter_titles": [
         "prefacio",
         "prólogo",

@@ -265,6 +265,33 @@ DATA = {
         "dixième",
     ],
     # A file titled so is a book's front matter: no key term of the subject.
+    # A bold label line that opens a worked example or an exercise: what follows it, up to
+    # the next heading, is about the example's own things, never a definition.
+    "example_labels": [
+        "exemple",
+        "exemples",
+        "exemple résolu",
+        "solution",
+        "solutions",
+        "problème",
+        "problèmes",
+        "exercice",
+        "exercices",
+        "réponse",
+        "réponses",
+        "note réponse",
+        "vérifiez vos connaissances",
+        "testez vos connaissances",
+        "essayez",
+        "indice",
+    ],
+    # The example label whose one paragraph closes the example: text after it is the
+    # section again.
+    "example_answer_labels": [
+        "réponse",
+        "réponses",
+        "note réponse",
+    ],
     "front_matter_titles": [
         "préface",
         "avant-propos",

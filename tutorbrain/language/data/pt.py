@@ -269,6 +269,33 @@ DATA = {
         "décimo",
     ],
     # A file titled so is a book's front matter: no key term of the subject.
+    # A bold label line that opens a worked example or an exercise: what follows it, up to
+    # the next heading, is about the example's own things, never a definition.
+    "example_labels": [
+        "exemplo",
+        "exemplos",
+        "exemplo resolvido",
+        "solução",
+        "soluções",
+        "problema",
+        "problemas",
+        "exercício",
+        "exercícios",
+        "resposta",
+        "respostas",
+        "nota resposta",
+        "verifique seu aprendizado",
+        "teste seus conhecimentos",
+        "tente",
+        "dica",
+    ],
+    # The example label whose one paragraph closes the example: text after it is the
+    # section again.
+    "example_answer_labels": [
+        "resposta",
+        "respostas",
+        "nota resposta",
+    ],
     "front_matter_titles": [
         "prefácio",
         "agradecimentos",
