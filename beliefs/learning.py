@@ -42,7 +42,7 @@ LEARNING_MIN_STUDENTS = 20
 # A subject's beliefs are re-derived with its fit the first time it has one, and again
 # whenever a fit is made from this many times the checks of the last fit that did: a
 # history imported before any fit (or that grew a lot since) is then derived with what
-# the subject's data teach, at most log2(checks / 200) times over a subject's life.
+# the subject's data teach, at most 1 + log2(checks / 200) times over a subject's life.
 REDERIVE_WHEN_CHECKS_GROW = 2.0
 # The student's level is shrunk towards 0 by this many pseudo-checks.
 LEVEL_PSEUDO_CHECKS = 10.0
