@@ -340,6 +340,18 @@ def test_a_worked_examples_own_things_are_no_concepts_and_the_section_resumes_af
     }  # fmt: skip
 
 
+def test_an_acronym_in_passing_is_no_concept_but_a_defined_or_expanded_one_is():
+    extraction = _extract(
+        "Members of the **NRA** and of **AARP** lobby; an **interest group** lobbies.\n\n"
+        "**DNA** is the molecule of heredity. Cells store energy as **adenosine "
+        "triphosphate** (**ATP**).\n"
+    )
+    by_name = {c.name: c for c in extraction.concepts}
+    assert not set(by_name) & {"NRA", "AARP"}
+    assert {"Interest group", "DNA", "Adenosine triphosphate"} <= set(by_name)
+    assert by_name["Adenosine triphosphate"].aliases == ["ATP"]
+
+
 def test_a_bold_term_used_in_passing_builds_on_nothing_and_a_defining_one_does():
     extraction = _extract(
         "The **cell** is the unit of life. The **membrane** is the boundary of the cell.\n\n"

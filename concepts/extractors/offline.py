@@ -540,6 +540,9 @@ class OfflineExtractor:
                         offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
         _join_abbreviations(candidates, order, plain_text)
+        for key in [k for k in order if _is_passing_acronym(candidates[k])]:
+            del candidates[key]
+            order.remove(key)
         keys = order[:MAX_CONCEPTS_PER_FILE]
         names = {key: display_name(candidates[key].name) for key in keys}
         concepts: list[ExtractedConcept] = []
@@ -589,6 +592,19 @@ class OfflineExtractor:
             verdict = name_check(title)
             if not verdict.ok and title not in rejected:
                 rejected.append(title)
+
+
+def _is_passing_acronym(candidate: _Candidate) -> bool:
+    """ "the **NRA**", "**AARP** has 38 million members": an acronym alone, never defined
+    and never joined to a long form, names an organisation or a thing in passing."""
+    letters = [c for c in candidate.name if c.isalpha()]
+    return (
+        candidate.strength < DEFINED
+        and not candidate.aliases
+        and len(candidate.name.split()) == 1
+        and len(letters) >= 2
+        and all(c.isupper() for c in letters)
+    )
 
 
 def _without_article(name: str) -> str:
