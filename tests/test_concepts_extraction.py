@@ -350,6 +350,9 @@ def test_an_acronym_in_passing_is_no_concept_but_a_defined_or_expanded_one_is():
     assert not set(by_name) & {"NRA", "AARP"}
     assert {"Interest group", "DNA", "Adenosine triphosphate"} <= set(by_name)
     assert by_name["Adenosine triphosphate"].aliases == ["ATP"]
+    # Notes that mark nothing: an acronym heading is the notes' own structure.
+    notes = _extract("# Energy\n\n## ATP\n\nATP stores the energy of the cell.\n")
+    assert "ATP" in {c.name for c in notes.concepts}
 
 
 def test_a_bold_term_used_in_passing_builds_on_nothing_and_a_defining_one_does():

@@ -595,11 +595,12 @@ class OfflineExtractor:
 
 
 def _is_passing_acronym(candidate: _Candidate) -> bool:
-    """ "the **NRA**", "**AARP** has 38 million members": an acronym alone, never defined
-    and never joined to a long form, names an organisation or a thing in passing."""
+    """ "the **NRA**", "**AARP** has 38 million members": an acronym alone, bold in
+    passing (not defined, no heading of its own) and never joined to a long form, names an
+    organisation or a thing."""
     letters = [c for c in candidate.name if c.isalpha()]
     return (
-        candidate.strength < DEFINED
+        candidate.strength == EMPHASISED
         and not candidate.aliases
         and len(candidate.name.split()) == 1
         and len(letters) >= 2
