@@ -358,7 +358,7 @@ def belief_predictions(
                     )
             appended += len(rows)
             if live and progress:
-                progress(0, i + 1, len(students))
+                progress("import, derived live", i + 1, len(students))
     finally:
         episodes_appended.connect(on_episodes_appended, dispatch_uid=DERIVE_DISPATCH_UID)
     last_cut = max(split.cuts.values(), default=None)
@@ -373,7 +373,7 @@ def belief_predictions(
                 last = max(c.time for c in by_student[student])
                 beliefs_rederive(pair=pairs[student], now=split.cuts.get(student, last))
                 if progress:
-                    progress(round_number, i + 1, len(with_history))
+                    progress(f"re-derivation pass {round_number + 1}", i + 1, len(with_history))
             if round_number == 0 and learn:
                 # The nightly fit of the learning model, on the pre-cut checks only (the
                 # first pass routed them); the next pass derives with it.

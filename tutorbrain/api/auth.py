@@ -46,9 +46,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         key_hash = api_key_hash(raw)
         remaining = deadline_remaining(request)
         key = (
-            _active_key(key_hash)
-            if remaining is None
-            else _within(_active_key, key_hash, remaining)
+            _active_key(key_hash) if remaining is None else _active_key_within(key_hash, remaining)
         )
         if key is None:
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
@@ -92,8 +90,8 @@ def _active_key(key_hash: str) -> ApiKey | None:
     return key
 
 
-def _within(read, key_hash: str, seconds: float):
-    """read(key_hash) under a statement timeout of `seconds` (lock waits included)."""
+def _active_key_within(key_hash: str, seconds: float) -> ApiKey | None:
+    """_active_key under a statement timeout of `seconds` (lock waits included)."""
     if seconds <= 0:
         raise DeadlinePassed()
     try:
@@ -104,7 +102,7 @@ def _within(read, key_hash: str, seconds: float):
                 [str(max(1, int(seconds * 1000)))],
             )
             previous = cursor.fetchone()[0]
-            key = read(key_hash)
+            key = _active_key(key_hash)
             # Inside an outer transaction (a test's) the setting would outlive this block;
             # after a cancel the rollback restores it.
             cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])

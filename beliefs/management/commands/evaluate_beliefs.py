@@ -119,9 +119,9 @@ class Command(BaseCommand):
             count = evaluation.write_log(Path(options["write"]), checks)
             self.stderr.write(f"wrote {count} checks to {options['write']}")
 
-        def progress(round_number, done, total):
+        def progress(step, done, total):
             if done % 50 == 0 or done == total:
-                sys.stderr.write(f"\r  re-derivation pass {round_number + 1}: {done}/{total}")
+                sys.stderr.write(f"\r  {step}: {done}/{total}")
                 if done == total:
                     sys.stderr.write("\n")
 
