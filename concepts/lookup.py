@@ -6,11 +6,12 @@ map. Here the candidates are looked up instead, and the merge rules (`concepts.m
 `concepts.naming`) are then applied to those candidates only:
 
 - names that may be the same by key: every key that differs from the name's key only by
-  a number ending (`key_variants`), looked up on the (subject, key) unique index and the
+  number endings (`key_variants`), looked up on the (subject, key) unique index and the
   GIN index on aliases;
-- names that may be the same by meaning: the nearest name vectors of the subject (an
-  exact scan of that subject's vectors, read once per file), only those within the
-  calibrated distance;
+- names that may be the same by meaning: the nearest name vectors among the subject's
+  concepts named in another language than the file's (an exact scan of those vectors,
+  read once per file), only those within the calibrated distance. Within one language
+  only keys merge (`services._candidates`), so a one-language book scans nothing;
 - concepts a definition names: every run of words of the text that is one of the
   subject's keys or aliases, with its last word's number ending undone
   (`names_in_text`: the runs of `text_key_candidates` that are names, found by walking
@@ -27,6 +28,8 @@ there must be mirrored here.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -56,6 +59,9 @@ _ENDINGS = (
     ("", "x"),
     ("man", "men"),
 )
+# More variants than this for one key (a long name of plural-looking words): only its
+# first and last words vary.
+KEY_VARIANTS_MAX = 512
 
 
 @lru_cache(maxsize=65536)
@@ -74,22 +80,20 @@ def word_variants(word: str) -> frozenset[str]:
 
 
 def key_variants(key: str) -> set[str]:
-    """Every key that may be the same concept as `key` by a number ending (a superset)."""
-    words = key.split(" ")
+    """Every key that may be the same concept as `key` by number endings: each word in
+    any number, as `naming.same_but_number` compares word by word ("sistemas nerviosos
+    centrales"). A name of many words varies its first and last only, to bound the set."""
     if not key:
         return set()
-    head = " ".join(words[:-1])
-    out = {f"{head} {w}" if head else w for w in word_variants(words[-1])}
-    if len(words) > 1:
-        # Romance plurals inflect the first word too ("membranas celulares").
-        tail = " ".join(words[1:])
-        out |= {f"{w} {tail}" for w in word_variants(words[0])}
-        out |= {
-            f"{first} {' '.join(words[1:-1])} {last}".replace("  ", " ")
-            for first in word_variants(words[0])
-            for last in word_variants(words[-1])
-        }
-    return out
+    variants = [word_variants(word) for word in key.split(" ")]
+    if math.prod(len(v) for v in variants) <= KEY_VARIANTS_MAX:
+        return {" ".join(words) for words in itertools.product(*variants)}
+    middle = " ".join(key.split(" ")[1:-1])
+    return {
+        " ".join(w for w in (first, middle, last) if w)
+        for first in variants[0]
+        for last in variants[-1]
+    }
 
 
 def text_key_candidates(text: str, max_tokens: int) -> set[str]:

@@ -706,11 +706,20 @@ class _MapPool:
             if c.key in keys or not keys.isdisjoint(c.aliases)
         ]
 
-    def nearest(self, vectors, thresholds: merge.Thresholds | None) -> dict[int, list[Concept]]:
-        """Per new name (by index), the concepts whose name vector is within the loosest
-        calibrated merge distance, nearest first (ties by id)."""
+    def nearest(
+        self, vectors, thresholds: merge.Thresholds | None, file_language: str
+    ) -> dict[int, list[Concept]]:
+        """Per new name (by index), the concepts named in another language than the
+        file's whose name vector is within the loosest calibrated merge distance, nearest
+        first (ties by id). Only those can merge by meaning (`_candidates`), so a book in
+        one language scans no vector however big its map."""
         if thresholds is None or not len(vectors):
             return {}
+        others = Concept.objects.filter(subject=self.subject, embedding__isnull=False).exclude(
+            name_language=file_language[:8]
+        )
+        if not others.exists():
+            return {}  # nor sends the file's vectors as text (~0.3 ms a name)
         loosest = min(thresholds.threshold, thresholds.cognate_threshold)
         table = connection.ops.quote_name(Concept._meta.db_table)
         with connection.cursor() as cursor:
@@ -722,12 +731,13 @@ class _MapPool:
             # inline (the same floats), a comparison costs about a microsecond.
             cursor.execute(
                 f"WITH m AS MATERIALIZED (SELECT id, embedding::real[]::vector AS e FROM {table} "
-                "WHERE subject_id = %s AND embedding IS NOT NULL) "
+                "WHERE subject_id = %s AND embedding IS NOT NULL AND name_language <> %s) "
                 "SELECT q.i, c.id FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, i) "
                 "CROSS JOIN LATERAL (SELECT id, e <=> q.v AS d FROM m "
                 "ORDER BY e <=> q.v, id LIMIT %s) AS c WHERE c.d <= %s",
                 [
                     self.subject.pk,
+                    file_language[:8],
                     [_vector_literal(vector) for vector in vectors],
                     NEAREST_NAMES,
                     1.0 - loosest + 1e-6,
@@ -907,8 +917,8 @@ def _merge_into_map(
     # Same by key: every key differing by a number ending, one query for the file.
     variants = {key: lookup.key_variants(key) for key in keys}
     by_key = pool.by_keys(set().union(*variants.values()) if variants else set(), vectors=True)
-    # Same by meaning: the nearest name vectors, one query for the file.
-    near = pool.nearest(vectors, thresholds)
+    # Same by meaning (across languages): the nearest name vectors, one query for the file.
+    near = pool.nearest(vectors, thresholds, file_language)
     touched: dict[int, Concept] = {}  # created or changed by this file
     created_ids: set[int] = set()
     # name key in this file -> concept

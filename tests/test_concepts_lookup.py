@@ -24,9 +24,10 @@ from concepts.lookup import (
     text_key_candidates,
     word_variants,
 )
+from concepts.merge import Thresholds
 from concepts.models import Concept, ConceptSource, Prerequisite
 from concepts.naming import concept_key, find_keys_in, same_but_number
-from concepts.services import _merge_into_map, file_read, file_upload
+from concepts.services import _MapPool, _merge_into_map, _vector_literal, file_read, file_upload
 from tests.factories import PairFactory
 
 # Words in singular and plural, English, Romance and Latin/Greek forms.
@@ -53,6 +54,11 @@ def test_every_key_the_number_rule_equates_is_a_variant():
                 candidate = f"{key.rsplit(' ', 1)[0]} {other}"
                 if same_but_number(key, candidate):
                     assert candidate in key_variants(key), (key, candidate)
+    # Any word of a longer name may be the one in the other number.
+    three = ["membrana", "membranas", "celular", "celulares", "study", "studies", "cell"]
+    for a, b in itertools.product(itertools.product(three, repeat=3), repeat=2):
+        if same_but_number(" ".join(a), " ".join(b)):
+            assert " ".join(b) in key_variants(" ".join(a)), (a, b)
 
 
 @settings(max_examples=300, deadline=None)
@@ -200,6 +206,38 @@ def test_a_name_joins_a_concept_the_same_file_created_a_moment_before_it_is_writ
             "concept__key", "name_in_file"
         )
     ) == [("iqr", "IQR"), ("mitochondrion", "Mitochondrion")]
+
+
+@pytest.mark.django_db
+def test_a_long_name_joins_a_concept_by_a_plural_in_its_middle_word_without_vectors():
+    pair = PairFactory()
+    _merge(pair, [ExtractedConcept("Sistemas nerviosos centrales")])
+    _merge(pair, [ExtractedConcept("Sistema nervioso central")])
+    (concept,) = Concept.objects.filter(subject=pair.subject)
+    assert concept.aliases == ["sistema nervioso central"]
+
+
+@pytest.mark.django_db
+def test_the_nearest_names_are_looked_for_only_among_concepts_of_another_language():
+    pair = PairFactory()
+    vector = np.zeros(512, dtype=np.float32)
+    vector[0] = 1.0
+    english, spanish = Concept.objects.bulk_create(
+        Concept(subject=pair.subject, name=name, key=concept_key(name), name_language=code)
+        for name, code in [("Mitochondria", "en"), ("Mitocondria", "es")]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE concepts_concept SET embedding = %s::vector WHERE id = ANY(%s)",
+            [_vector_literal(vector), [english.pk, spanish.pk]],
+        )
+    pool = _MapPool(pair.subject)
+    thresholds = Thresholds(threshold=0.9, cognate_threshold=0.8)
+    # Within a language only keys merge, so an English file scans only the Spanish name.
+    near = pool.nearest([vector], thresholds, "en")
+    assert [c.pk for c in near[0]] == [spanish.pk]
+    assert [c.pk for c in pool.nearest([vector], thresholds, "es")[0]] == [english.pk]
+    assert [c.pk for c in pool.nearest([vector], thresholds, "fr")[0]] == [english.pk, spanish.pk]
 
 
 @pytest.mark.django_db
