@@ -1,8 +1,10 @@
 """Are beliefs calibrated? The measurement behind `manage.py evaluate_beliefs` (issue #12).
 
-A log of checks (student, concept, verdict, time; optionally the generating model's own
-probability `p_true`, which the simulated population carries) is split per student at a
-cut time: the checks before it are derived into beliefs **through the real services**
+A log of checks (student, concept, verdict, time; optionally the student's `cut` and the
+generating model's own probability `p_true`, which the simulated population carries) is
+split per student at a cut time, the one the log gives (a `cut` column, or a file of
+cuts) or else the time of the student's check number ⌈0.7·n⌉: the checks before it are
+derived into beliefs **through the real services**
 (episode_append_batch into a scratch organization, then beliefs_rederive as of the cut);
 every check at or after it is a verdict to predict. Predictions are scored beside simple
 baselines computed from the same pre-cut checks in the same run:
@@ -29,13 +31,19 @@ import math
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tutorbrain.nightly.calibration import Calibration, calibration_compute
 
 OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
+# How real logs write a verdict: a correctness column of 1/0 or true/false is common.
+VERDICT_SPELLINGS = {
+    **{word: "right" for word in ("right", "correct", "1", "1.0", "true", "yes")},
+    **{word: "wrong" for word in ("wrong", "incorrect", "0", "0.0", "false", "no")},
+    **{word: "partial" for word in ("partial", "0.5")},
+}
 REQUIRED = ("student", "concept", "verdict", "time")
 # The share of each student's checks (in time order) before their cut.
 DEFAULT_HISTORY_SHARE = 0.7
@@ -53,16 +61,24 @@ class LoggedCheck:
     verdict: str
     time: datetime
     p_true: float | None = None
+    # The student's cut, when the log gives one (the same on each of their rows).
+    cut: datetime | None = None
 
 
-def _parse_time(value: str, where: str) -> datetime:
+def _parse_time(value: str, where: str, name: str = "time") -> datetime:
+    """ISO 8601 (a time without a zone is UTC) or Unix seconds."""
+    text = value.strip()
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return datetime.fromtimestamp(float(text), tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        pass
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise LogError(f"{where}: field 'time' is not an ISO 8601 time: {value!r}") from exc
-    if parsed.tzinfo is None:
-        raise LogError(f"{where}: field 'time' has no time zone: {value!r}")
-    return parsed
+        raise LogError(
+            f"{where}: field '{name}' is not an ISO 8601 time or Unix seconds: {value!r}"
+        ) from exc
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _row(raw: dict, where: str) -> LoggedCheck:
@@ -70,9 +86,12 @@ def _row(raw: dict, where: str) -> LoggedCheck:
         value = raw.get(name)
         if value is None or str(value).strip() == "":
             raise LogError(f"{where}: field '{name}' is missing")
-    verdict = str(raw["verdict"]).strip().lower()
-    if verdict not in OUTCOME:
-        raise LogError(f"{where}: field 'verdict' must be right, partial or wrong: {verdict!r}")
+    verdict = VERDICT_SPELLINGS.get(str(raw["verdict"]).strip().lower())
+    if verdict is None:
+        raise LogError(
+            f"{where}: field 'verdict' must be right, partial or wrong (or 1, 0.5, 0): "
+            f"{raw['verdict']!r}"
+        )
     p_true = raw.get("p_true")
     if p_true not in (None, ""):
         try:
@@ -83,20 +102,21 @@ def _row(raw: dict, where: str) -> LoggedCheck:
             raise LogError(f"{where}: field 'p_true' must be between 0 and 1")
     else:
         p_true = None
+    cut = raw.get("cut")
     return LoggedCheck(
         student=str(raw["student"]).strip(),
         concept=str(raw["concept"]).strip(),
         verdict=verdict,
         time=_parse_time(str(raw["time"]), where),
         p_true=p_true,
+        cut=None if cut in (None, "") else _parse_time(str(cut), where, "cut"),
     )
 
 
-def read_log(path: Path) -> list[LoggedCheck]:
-    """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV."""
+def _records(path: Path):
+    """(where, raw dict) of each record of a CSV (with a header) or JSONL file."""
     if not path.is_file():
         raise LogError(f"{path}: no such file")
-    rows: list[LoggedCheck] = []
     with path.open(encoding="utf-8", newline="") as handle:
         if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
             for number, line in enumerate(handle, start=1):
@@ -108,17 +128,59 @@ def read_log(path: Path) -> list[LoggedCheck]:
                     raise LogError(f"{path} line {number}: not JSON ({exc.msg})") from exc
                 if not isinstance(raw, dict):
                     raise LogError(f"{path} line {number}: not a JSON object")
-                rows.append(_row(raw, f"{path} line {number}"))
+                yield f"{path} line {number}", raw
         else:
             reader = csv.DictReader(handle)
-            missing = [n for n in REQUIRED if n not in (reader.fieldnames or [])]
+            yield "header", {name: "" for name in reader.fieldnames or []}
+            for number, raw in enumerate(reader, start=2):
+                yield f"{path} line {number}", raw
+
+
+def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:
+    """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV.
+    `cuts_path`: a file of (student, cut) rows, the cut of each student it names."""
+    rows: list[LoggedCheck] = []
+    for where, raw in _records(path):
+        if where == "header":
+            missing = [n for n in REQUIRED if n not in raw]
             if missing:
                 raise LogError(f"{path}: the header has no column {', '.join(missing)}")
-            for number, raw in enumerate(reader, start=2):
-                rows.append(_row(raw, f"{path} line {number}"))
+            continue
+        rows.append(_row(raw, where))
     if not rows:
         raise LogError(f"{path}: no checks in the log")
+    given: dict[str, datetime] = {}
+    for row in rows:
+        if row.cut is not None and given.setdefault(row.student, row.cut) != row.cut:
+            raise LogError(f"{path}: field 'cut' differs between the rows of {row.student!r}")
+    if cuts_path is not None:
+        given = read_cuts(cuts_path, {row.student for row in rows})
+        rows = [replace(row, cut=given.get(row.student)) for row in rows]
     return rows
+
+
+def read_cuts(path: Path, students: set[str]) -> dict[str, datetime]:
+    """Student -> cut from a CSV or JSONL file with the fields student and cut."""
+    cuts: dict[str, datetime] = {}
+    for where, raw in _records(path):
+        if where == "header":
+            missing = [n for n in ("student", "cut") if n not in raw]
+            if missing:
+                raise LogError(f"{path}: the header has no column {', '.join(missing)}")
+            continue
+        student = str(raw.get("student") or "").strip()
+        if not student:
+            raise LogError(f"{where}: field 'student' is missing")
+        if student not in students:
+            raise LogError(f"{where}: field 'student': {student!r} has no check in the log")
+        if str(raw.get("cut") or "").strip() == "":
+            raise LogError(f"{where}: field 'cut' is missing")
+        cut = _parse_time(str(raw["cut"]), where, "cut")
+        if cuts.setdefault(student, cut) != cut:
+            raise LogError(f"{where}: field 'cut': a second, different cut for {student!r}")
+    if not cuts:
+        raise LogError(f"{path}: no cuts in the file")
+    return cuts
 
 
 def write_log(path: Path, checks: Iterable) -> int:
@@ -150,9 +212,9 @@ class Split:
 
 
 def split_at_cuts(checks: Sequence[LoggedCheck], *, history_share: float) -> Split:
-    """Per student: the cut is the time of their check number ceil(share · n) (time
-    order); checks before it are history, checks at or after it are to predict. A
-    student with one check has no cut (history only)."""
+    """Per student: the cut the log gives, or else the time of their check number
+    ceil(share · n) (time order); checks before it are history, checks at or after it
+    are to predict. A student with one check and no given cut has no cut (history only)."""
     by_student: dict[str, list[LoggedCheck]] = defaultdict(list)
     for check in checks:
         by_student[check.student].append(check)
@@ -162,10 +224,12 @@ def split_at_cuts(checks: Sequence[LoggedCheck], *, history_share: float) -> Spl
     for student, rows in by_student.items():
         rows.sort(key=lambda c: c.time)
         k = math.ceil(history_share * len(rows))
-        if k <= 0 or k >= len(rows):
-            history.extend(rows)
-            continue
-        cut = rows[k].time
+        cut = getattr(rows[0], "cut", None)  # a simulated check has none
+        if cut is None:
+            if k <= 0 or k >= len(rows):
+                history.extend(rows)
+                continue
+            cut = rows[k].time
         cuts[student] = cut
         for row in rows:
             (history if row.time < cut else targets).append(row)
@@ -428,6 +492,8 @@ class EvaluationReport:
     history: int
     targets: int
     from_belief: int
+    # Students whose cut the log gave (the others: the share rule).
+    given_cuts: int = 0
     scores: list[Score] = field(default_factory=list)
     # The same predictors on the first check after the cut of each student-concept only:
     # what p_right claims to predict ("the next check"). The later checks also carry
@@ -444,6 +510,7 @@ class EvaluationReport:
             "history_checks": self.history,
             "predicted_checks": self.targets,
             "predicted_by_a_belief": self.from_belief,
+            "students_with_a_given_cut": self.given_cuts,
             "scores": [
                 {
                     "name": s.name,
@@ -484,6 +551,7 @@ def evaluate(
         history=len(split.history),
         targets=len(split.targets),
         from_belief=beliefs.from_belief,
+        given_cuts=len({c.student for c in checks if getattr(c, "cut", None) is not None}),
     )
     predictors = {BELIEFS_NAME: beliefs.p_right, **baselines(split.history, split.targets)}
     if all(t.p_true is not None for t in split.targets):
@@ -515,6 +583,8 @@ def format_report(report: EvaluationReport) -> str:
         f"{report.checks} checks, {report.students} students, {report.concepts} concepts; "
         f"{report.history} before the cuts derived into beliefs, {report.targets} after "
         f"them predicted ({report.from_belief} by a belief, the rest by the concept prior).",
+        f"Cuts: {report.given_cuts} students' given by the log, "
+        f"{report.students - report.given_cuts} by the share of their checks.",
         "",
         "| predictor | AUC | ECE |",
         "|---|---|---|",

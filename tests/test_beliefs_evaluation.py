@@ -158,6 +158,98 @@ def test_a_jsonl_log_reads_like_the_csv(tmp_path):
     ]
 
 
+def test_a_log_in_another_spelling_reads_like_ours(tmp_path):
+    """Real logs write correctness as 1/0 or true/false and times without a zone or as
+    Unix seconds: read as right/wrong and UTC."""
+    ours = tmp_path / "ours.csv"
+    ours.write_text(
+        "student,concept,verdict,time\n"
+        "s,c,right,2026-01-01T10:00:00+00:00\n"
+        "s,c,wrong,2026-01-01T10:01:00+00:00\n"
+        "s,c,partial,2026-01-01T10:02:00+00:00\n"
+        "s,c,right,2026-01-01T10:03:00+00:00\n"
+    )
+    theirs = tmp_path / "theirs.csv"
+    theirs.write_text(
+        "student,concept,verdict,time\n"
+        "s,c,1,2026-01-01 10:00:00\n"
+        "s,c,False,2026-01-01T10:01:00\n"
+        "s,c,0.5,1767261720\n"
+        "s,c,Correct,1767261780.0\n"
+    )
+    assert evaluation.read_log(theirs) == evaluation.read_log(ours)
+
+
+def _cut_log(tmp_path, cut_column: bool):
+    """Two students, four checks each, an hour apart; student a cut after their first."""
+    lines = ["student,concept,verdict,time" + (",cut" if cut_column else "")]
+    for student in ("a", "b"):
+        for hour in range(4):
+            cut = ",2026-01-01T01:00:00Z" if cut_column and student == "a" else ","
+            lines.append(
+                f"{student},c,{'right' if hour % 2 else 'wrong'},2026-01-01T0{hour}:00:00Z"
+                + (cut if cut_column else "")
+            )
+    path = tmp_path / "log.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("cut_column", [True, False])
+def test_a_cut_the_log_gives_splits_that_student_there(tmp_path, cut_column):
+    path = _cut_log(tmp_path, cut_column)
+    cuts = None
+    if not cut_column:
+        cuts = tmp_path / "cuts.csv"
+        cuts.write_text("student,cut\na,2026-01-01T01:00:00+00:00\n")
+    split = evaluation.split_at_cuts(evaluation.read_log(path, cuts), history_share=0.7)
+    # a: the given cut, one check before it; b: the share rule, ceil(0.7 * 4) = 3 before.
+    assert split.cuts["a"].hour == 1 and split.cuts["b"].hour == 3
+    assert sorted((c.student, c.time.hour) for c in split.targets) == [
+        ("a", 1),
+        ("a", 2),
+        ("a", 3),
+        ("b", 3),
+    ]
+
+
+def test_evaluate_beliefs_says_how_many_cuts_the_log_gave(tmp_path, capsys):
+    call_command("evaluate_beliefs", str(_cut_log(tmp_path, True)))
+    assert "Cuts: 1 students' given by the log, 1 by the share of their checks." in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("cuts", "message"),
+    [
+        ("student,cut\nz,2026-01-01T01:00:00Z\n", "line 2: field 'student': 'z' has no check"),
+        ("student,cut\na,soon\n", "line 2: field 'cut' is not an ISO 8601 time"),
+        ("student\na\n", "the header has no column cut"),
+        ("student,cut\na,2026-01-01T01:00:00Z\na,2026-01-01T02:00:00Z\n", "a second"),
+    ],
+)
+def test_a_bad_file_of_cuts_exits_with_one_line_naming_the_field(tmp_path, cuts, message):
+    path = tmp_path / "cuts.csv"
+    path.write_text(cuts)
+    organizations = Organization.objects.count()
+    with pytest.raises(CommandError, match=message):
+        call_command("evaluate_beliefs", str(_cut_log(tmp_path, False)), "--cuts", str(path))
+    assert Organization.objects.count() == organizations
+
+
+def test_a_cut_column_that_differs_between_a_students_rows_is_refused(tmp_path):
+    path = _cut_log(tmp_path, True)
+    path.write_text(
+        path.read_text().replace(
+            "a,c,right,2026-01-01T03:00:00Z,2026-01-01T01",
+            "a,c,right,2026-01-01T03:00:00Z,2026-01-01T02",
+        )
+    )
+    with pytest.raises(CommandError, match="field 'cut' differs between the rows of 'a'"):
+        call_command("evaluate_beliefs", str(path))
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

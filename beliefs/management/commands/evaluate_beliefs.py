@@ -1,12 +1,15 @@
 """Measure whether beliefs' p_right is calibrated and ranks well (issue #12).
 
-    manage.py evaluate_beliefs FILE [--history-share 0.7] [--json OUT] [--keep] [--no-learning]
-                               [--live]
+    manage.py evaluate_beliefs FILE [--cuts FILE] [--history-share 0.7] [--json OUT] [--keep]
+                               [--no-learning] [--live]
     manage.py evaluate_beliefs --simulate SEED [--setting default] [--write FILE]
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
-FILE is a CSV (header: student, concept, verdict, time[, p_true]) or JSON lines with the
-same keys; time is ISO 8601 with a zone; verdict right, partial or wrong. `--simulate`
+FILE is a CSV (header: student, concept, verdict, time[, cut][, p_true]) or JSON lines
+with the same keys; time is ISO 8601 (UTC when it names no zone) or Unix seconds; verdict
+right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student's cut
+comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
+(student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
 generating model's own probabilities; `--demo` evaluates checks of histories from the
 demo's own generator (tutorbrain/evaluation/generator.py, the cell-biology template).
@@ -67,7 +70,18 @@ class Command(BaseCommand):
     help = "AUC, ECE and a reliability table of beliefs' p_right beside baselines (issue #12)."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", nargs="?", help="CSV or JSONL log of checks")
+        parser.add_argument(
+            "file",
+            nargs="?",
+            help="CSV or JSONL log of checks: student, concept, verdict (right/partial/wrong "
+            "or 1/0.5/0), time (ISO 8601, UTC if no zone, or Unix seconds), optional cut",
+        )
+        parser.add_argument(
+            "--cuts",
+            metavar="FILE",
+            help="CSV or JSONL of (student, cut): each named student's cut; the others "
+            "are cut by --history-share",
+        )
         parser.add_argument("--simulate", type=int, metavar="SEED", help="simulated population")
         parser.add_argument("--setting", default="default", help=f"one of {', '.join(SETTINGS)}")
         parser.add_argument("--demo", type=int, metavar="STUDENTS", help="demo generator")
@@ -93,13 +107,16 @@ class Command(BaseCommand):
         sources = [options["file"], options["simulate"], options["demo"]]
         if sum(s is not None for s in sources) != 1:
             raise CommandError("give exactly one of FILE, --simulate SEED, --demo STUDENTS")
+        if options["cuts"] and options["file"] is None:
+            raise CommandError("--cuts goes with a FILE")
         if not 0.0 < options["history_share"] < 1.0:
             raise CommandError("--history-share must be between 0 and 1 (exclusive)")
         if options["passes"] < 1:
             raise CommandError("--passes must be at least 1")
         try:
             if options["file"] is not None:
-                checks = evaluation.read_log(Path(options["file"]))
+                cuts = Path(options["cuts"]) if options["cuts"] else None
+                checks = evaluation.read_log(Path(options["file"]), cuts)
             elif options["simulate"] is not None:
                 if options["setting"] not in SETTINGS:
                     raise CommandError(
