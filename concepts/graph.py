@@ -1,4 +1,5 @@
-"""Derived numbers of a subject's map (R-2.5), computed with networkx.
+"""Derived numbers of a subject's map (R-2.5), computed on scipy's sparse matrices (the
+numbers networkx's pagerank and condensation give; networkx breaks big cycles).
 
 Pure functions over plain data, so they are testable without a database and the
 service that writes them back stays short.
@@ -26,6 +27,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import networkx as nx
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
 
 # PageRank damping: the usual 0.85 (probability of following an edge vs jumping).
 PAGERANK_ALPHA = 0.85
@@ -54,47 +58,115 @@ def derive(
     nodes: Iterable[tuple[int, str, float]],
     edges: Iterable[tuple[int, int, float]],
 ) -> Derived:
-    """`nodes` are (id, name, readiness); `edges` (concept, prerequisite, weight)."""
-    graph = nx.DiGraph()
+    """`nodes` are (id, name, readiness); `edges` (concept, prerequisite, weight).
+
+    On arrays (scipy's sparse matrices and strong components), not a networkx graph:
+    building one and its condensation cost most of a recomputation at a thousand
+    concepts, and every file read recomputes. networkx breaks big cycles (rare)."""
+    ids: list[int] = []
     names: dict[int, str] = {}
     readiness: dict[int, float] = {}
     for node_id, name, ready in nodes:
-        graph.add_node(node_id)
+        if node_id not in names:
+            ids.append(node_id)
         names[node_id] = name
         readiness[node_id] = ready
-    for concept, prerequisite, weight in edges:
-        if concept in names and prerequisite in names and concept != prerequisite:
-            graph.add_edge(concept, prerequisite, weight=max(float(weight), 0.0))
-    if graph.number_of_nodes() == 0:
+    if not ids:
         return Derived({}, {}, {}, 0.0, [])
-
-    centrality = nx.pagerank(
-        graph, alpha=PAGERANK_ALPHA, weight="weight", max_iter=PAGERANK_MAX_ITER, tol=PAGERANK_TOL
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    weights: dict[tuple[int, int], float] = {}
+    for concept, prerequisite, weight in edges:
+        if concept in index and prerequisite in index and concept != prerequisite:
+            weights[(index[concept], index[prerequisite])] = max(float(weight), 0.0)
+    count = len(ids)
+    pairs = np.array(list(weights), dtype=np.int64).reshape(-1, 2)
+    matrix = sparse.csr_array(
+        (
+            np.fromiter(weights.values(), dtype=float, count=len(weights)),
+            (pairs[:, 0], pairs[:, 1]),
+        ),
+        shape=(count, count),
     )
+    rank = _pagerank(matrix)
+    centrality = dict(zip(ids, rank.tolist(), strict=True))
     total = sum(centrality.values()) or 1.0
-    weighted = sum(centrality[n] * readiness[n] for n in graph.nodes) / total
+    weighted = sum(centrality[n] * readiness[n] for n in ids) / total
 
     # Every cycle is reported (its members, its size); a big one is broken for the order.
-    cycles = [c for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    cycle_sizes = sorted((len(c) for c in cycles), reverse=True)
-    cycle_nodes = sorted((n for c in cycles for n in c), key=lambda n: names[n])
-    ordering, broken = graph, []
+    components, labels = csgraph.connected_components(matrix, directed=True, connection="strong")
+    sizes = np.bincount(labels, minlength=components)
+    cycle_sizes = sorted((int(size) for size in sizes if size > 1), reverse=True)
+    cycle_nodes = sorted(
+        (ids[i] for i in np.flatnonzero(sizes[labels] > 1)), key=lambda n: names[n]
+    )
+    broken: list[tuple[int, int]] = []
     if cycle_sizes and cycle_sizes[0] > CYCLE_KEEP_MAX:
-        ordering = graph.copy()  # only then: the copy costs
+        ordering = nx.DiGraph()
+        ordering.add_nodes_from(ids)
+        ordering.add_weighted_edges_from((ids[u], ids[v], w) for (u, v), w in weights.items())
         broken = _break_big_cycles(ordering)
-    # Prerequisite -> concept: a topological order puts prerequisites first.
-    forward = ordering.reverse(copy=False)  # a view: copying the attributes cost most of it
-    condensed = nx.condensation(forward)
-    generation: dict[int, int] = {}
-    for index, layer in enumerate(nx.topological_generations(condensed)):
-        for component in layer:
-            for node in condensed.nodes[component]["members"]:
-                generation[node] = index
-    ordered = sorted(graph.nodes, key=lambda n: (generation[n], -centrality[n], names[n]))
+        pairs = np.array([(index[u], index[v]) for u, v in ordering.edges], dtype=np.int64).reshape(
+            -1, 2
+        )
+        ones = np.ones(len(pairs))
+        kept = sparse.csr_array((ones, (pairs[:, 0], pairs[:, 1])), shape=(count, count))
+        components, labels = csgraph.connected_components(kept, directed=True, connection="strong")
+    layer = _generations(components, labels, pairs)
+    generation = {node_id: int(layer[labels[i]]) for i, node_id in enumerate(ids)}
+    ordered = sorted(ids, key=lambda n: (generation[n], -centrality[n], names[n]))
     teaching_rank = {node: rank for rank, node in enumerate(ordered, start=1)}
     return Derived(
         centrality, generation, teaching_rank, weighted, cycle_nodes, cycle_sizes, broken
     )
+
+
+def _pagerank(matrix: sparse.csr_array) -> np.ndarray:
+    """Weighted PageRank by power iteration, as networkx.pagerank computes it (uniform
+    teleport, a dangling node's rank spread uniformly, L1 stop at n · PAGERANK_TOL)."""
+    count = matrix.shape[0]
+    out = np.asarray(matrix.sum(axis=1)).ravel()
+    scale = np.zeros(count)
+    scale[out != 0] = 1.0 / out[out != 0]
+    transition = sparse.dia_array((scale[np.newaxis, :], 0), shape=matrix.shape).tocsr() @ matrix
+    # rank @ transition, with the transpose made once instead of at every step.
+    backwards = transition.T.tocsr()
+    dangling = np.flatnonzero(out == 0)
+    uniform = np.repeat(1.0 / count, count)
+    rank = uniform
+    for _ in range(PAGERANK_MAX_ITER):
+        last = rank
+        rank = (
+            PAGERANK_ALPHA * (backwards @ rank + rank[dangling].sum() * uniform)
+            + (1 - PAGERANK_ALPHA) * uniform
+        )
+        if np.absolute(rank - last).sum() < count * PAGERANK_TOL:
+            return rank
+    raise nx.PowerIterationFailedConvergence(PAGERANK_MAX_ITER)
+
+
+def _generations(components: int, labels: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Each strong component's topological generation, prerequisites first: 0 for a
+    component that builds on nothing, else one more than the latest it builds on."""
+    source, target = labels[pairs[:, 1]], labels[pairs[:, 0]]  # prerequisite -> concept
+    across = source != target
+    source, target = source[across], target[across]
+    waiting = np.bincount(target, minlength=components)
+    order = np.argsort(source, kind="stable")
+    source, target = source[order], target[order]
+    starts = np.searchsorted(source, np.arange(components + 1))
+    layer = np.zeros(components, dtype=np.int64)
+    current = list(np.flatnonzero(waiting == 0))
+    depth = 0
+    while current:
+        following = []
+        for component in current:
+            layer[component] = depth
+            for after in target[starts[component] : starts[component + 1]]:
+                waiting[after] -= 1
+                if waiting[after] == 0:
+                    following.append(after)
+        current, depth = following, depth + 1
+    return layer
 
 
 def _break_big_cycles(graph: nx.DiGraph) -> list[tuple[int, int]]:

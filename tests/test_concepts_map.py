@@ -179,6 +179,34 @@ def test_map_for_block_orders_by_centrality_with_notes_and_builds_on(
     assert READINESS_EXPLAINED > view.readiness > 0
 
 
+def test_centrality_and_generations_are_networkxs_pagerank_and_topological_generations():
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(3)
+    for _ in range(40):
+        ids = sorted(rng.sample(range(1, 500), rng.randint(2, 40)))
+        # Zero weights, dangling nodes, two-concept cycles, an edge to no node.
+        edges = [(rng.choice(ids), rng.choice(ids), rng.choice([0.0, 1.0, 2.5])) for _ in ids]
+        edges.append((999, ids[0], 1.0))
+        derived = graph.derive(nodes=[(i, f"c{i}", 0.5) for i in ids], edges=edges)
+        reference = nx.DiGraph()
+        reference.add_nodes_from(ids)
+        for concept, prerequisite, weight in edges:
+            if concept in reference and concept != prerequisite:
+                reference.add_edge(concept, prerequisite, weight=weight)
+        rank = nx.pagerank(reference, weight="weight", tol=graph.PAGERANK_TOL, max_iter=200)
+        assert derived.centrality == pytest.approx(rank, abs=1e-12)
+        if max(derived.cycle_sizes, default=0) > graph.CYCLE_KEEP_MAX:
+            continue  # broken first: the next test
+        condensed = nx.condensation(reference.reverse())
+        for layer, components in enumerate(nx.topological_generations(condensed)):
+            for component in components:
+                for node in condensed.nodes[component]["members"]:
+                    assert derived.generation[node] == layer
+
+
 def test_a_big_cycle_is_reported_with_its_size_and_broken_at_its_weakest_edge():
     from concepts.graph import CYCLE_KEEP_MAX, derive
 
