@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from concepts.naming import concept_key
 from tutorbrain.nightly.calibration import Calibration, calibration_compute
 
 OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -102,6 +103,8 @@ def _row(raw: dict, where: str) -> LoggedCheck:
             raise LogError(f"{where}: field 'p_true' must be between 0 and 1")
     else:
         p_true = None
+    if not concept_key(str(raw["concept"])):
+        raise LogError(f"{where}: field 'concept' holds no letter or digit: {raw['concept']!r}")
     cut = raw.get("cut")
     return LoggedCheck(
         student=str(raw["student"]).strip(),
@@ -149,6 +152,12 @@ def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:
         rows.append(_row(raw, where))
     if not rows:
         raise LogError(f"{path}: no checks in the log")
+    # Names that fold to one key ("Fraction", "fraction") are one concept, as the map
+    # routes them: every method sees them under the name met first.
+    names: dict[str, str] = {}
+    for row in rows:
+        names.setdefault(concept_key(row.concept), row.concept)
+    rows = [replace(row, concept=names[concept_key(row.concept)]) for row in rows]
     given: dict[str, datetime] = {}
     for row in rows:
         if row.cut is not None and given.setdefault(row.student, row.cut) != row.cut:

@@ -180,6 +180,19 @@ def test_a_log_in_another_spelling_reads_like_ours(tmp_path):
     assert evaluation.read_log(theirs) == evaluation.read_log(ours)
 
 
+def test_concept_names_that_fold_to_one_key_are_one_concept(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    rows = ["student,concept,verdict,time"]
+    for student in range(4):
+        for minute, name in enumerate(["Fraction", "fraction", "Área", "Area", "FRACTION"]):
+            verdict = "right" if (student + minute) % 2 else "wrong"
+            rows.append(f"s{student},{name},{verdict},2026-01-01T00:0{minute}:00Z")
+    path.write_text("\n".join(rows) + "\n")
+    assert {c.concept for c in evaluation.read_log(path)} == {"Fraction", "Área"}
+    call_command("evaluate_beliefs", str(path))
+    assert "20 checks, 4 students, 2 concepts" in capsys.readouterr().out
+
+
 def _cut_log(tmp_path, cut_column: bool):
     """Two students, four checks each, an hour apart; student a cut after their first."""
     lines = ["student,concept,verdict,time" + (",cut" if cut_column else "")]
@@ -262,6 +275,10 @@ def test_a_cut_column_that_differs_between_a_students_rows_is_refused(tmp_path):
         (
             "student,concept,verdict,time\ns,,right,2026-01-01T00:00:00+00:00\n",
             "field 'concept' is missing",
+        ),
+        (
+            "student,concept,verdict,time\ns,$$,right,2026-01-01T00:00:00+00:00\n",
+            "line 2: field 'concept' holds no letter or digit",
         ),
     ],
 )
