@@ -141,7 +141,8 @@ def _records(path: Path):
 
 def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:
     """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV.
-    `cuts_path`: a file of (student, cut) rows, the cut of each student it names."""
+    `cuts_path`: a file of (student, cut) rows, the cut of each student it names (it
+    replaces a `cut` column)."""
     rows: list[LoggedCheck] = []
     for where, raw in _records(path):
         if where == "header":
@@ -592,8 +593,8 @@ def format_report(report: EvaluationReport) -> str:
         f"{report.checks} checks, {report.students} students, {report.concepts} concepts; "
         f"{report.history} before the cuts derived into beliefs, {report.targets} after "
         f"them predicted ({report.from_belief} by a belief, the rest by the concept prior).",
-        f"Cuts: {report.given_cuts} students' given by the log, "
-        f"{report.students - report.given_cuts} by the share of their checks.",
+        f"Cuts: {report.given_cuts} given by the log, "
+        f"{report.students - report.given_cuts} by the share of each student's checks.",
         "",
         "| predictor | AUC | ECE |",
         "|---|---|---|",

@@ -228,7 +228,7 @@ def test_a_cut_the_log_gives_splits_that_student_there(tmp_path, cut_column):
 
 def test_evaluate_beliefs_says_how_many_cuts_the_log_gave(tmp_path, capsys):
     call_command("evaluate_beliefs", str(_cut_log(tmp_path, True)))
-    assert "Cuts: 1 students' given by the log, 1 by the share of their checks." in (
+    assert "Cuts: 1 given by the log, 1 by the share of each student's checks." in (
         capsys.readouterr().out
     )
 
