@@ -311,6 +311,22 @@ def test_a_bold_surname_after_a_given_name_or_title_is_a_person_not_a_concept():
     assert "Mikulski" not in {c.name for c in unmarked.concepts}
 
 
+def test_a_bold_term_on_its_own_line_inside_a_paragraph_is_a_term_not_a_label():
+    # Pretty-printed sources break a paragraph's lines around its terms (a soft break in
+    # Markdown); a label starts a block: after a blank line, a heading or a label.
+    extraction = _extract(
+        "# Overview\n\nHuman\n **anatomy**\n is the scientific study of the body. "
+        "Like most disciplines, anatomy has areas of specialization.\n"
+        " **Gross anatomy**\n is the study of the larger structures; in contrast,\n"
+        " **microscopic anatomy**\n is the study of structures seen only with a microscope."
+        "\n\n**Regional anatomy**\n\nDissection is still used in medical schools.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert names == {"Anatomy", "Gross anatomy", "Microscopic anatomy"}
+    # Read as marked: no "X is ..." subject of a plain sentence, no label line.
+    assert not names & {"Human anatomy", "Dissection", "Regional anatomy"}
+
+
 @pytest.mark.parametrize(
     ("example", "solution", "answer", "figure"),
     [

@@ -198,7 +198,7 @@ def _lines(pages: list[str]) -> list[_Line]:
                 out.append(_Line(page_number, match.group(2).strip(), len(match.group(1))))
                 continue
             stripped = line.strip()
-            if _is_label_line(stripped):
+            if _is_label_line(stripped) and _starts_a_block(raw, i):
                 out.append(_Line(page_number, stripped, label=True))
                 continue
             if _looks_like_plain_heading(stripped, raw, i):
@@ -206,6 +206,19 @@ def _lines(pages: list[str]) -> list[_Line]:
                 continue
             out.append(_Line(page_number, stripped))
     return out
+
+
+def _starts_a_block(raw: list[str], i: int) -> bool:
+    """Whether line i starts a block: first on its page, or after a blank line, a
+    heading or a label. A bold line right under a line of text continues its paragraph
+    (Markdown's soft break): "Human\n **anatomy**\n is the study of ..." is a term in a
+    sentence, not a label like "**Figure 2**"."""
+    if i == 0 or not raw[i - 1].strip():
+        return True
+    previous = raw[i - 1].strip()
+    return bool(_MD_HEADING.match(previous) or _UNDERLINE.match(previous)) or _is_label_line(
+        previous
+    )
 
 
 def _looks_like_plain_heading(line: str, raw: list[str], i: int) -> bool:
