@@ -327,6 +327,18 @@ def test_a_bold_term_on_its_own_line_inside_a_paragraph_is_a_term_not_a_label():
     assert not names & {"Human anatomy", "Dissection", "Regional anatomy"}
 
 
+def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
+    # Plain headings are for PDF text; a Markdown file writes its headings with "#".
+    notes = (
+        "# Transport\n\nDiffusion\n is the movement of particles from high to low "
+        "concentration.\n\nOsmosis\n is the diffusion of water across a membrane.\n"
+    )
+    assert {c.name for c in _extract(notes).concepts} == {"Diffusion", "Osmosis"}
+    # Without Markdown headings the same short lines are headings of their sections.
+    pdf_text = "Diffusion\nParticles move from high to low concentration in diffusion.\n"
+    assert [c.name for c in _extract(pdf_text).concepts] == ["Diffusion"]
+
+
 @pytest.mark.parametrize(
     ("example", "solution", "answer", "figure"),
     [

@@ -185,8 +185,11 @@ def _is_label_line(line: str) -> bool:
 
 
 def _lines(pages: list[str]) -> list[_Line]:
-    """Lines with page numbers; Markdown and underlined headings and bold labels marked."""
+    """Lines with page numbers; Markdown and underlined headings and bold labels marked.
+    A file that writes its headings in Markdown has no plain headings: its short lines
+    are a paragraph's soft breaks ("Diffusion\n is the movement of …")."""
     out: list[_Line] = []
+    markdown = any(_MD_HEADING.match(line) for page in pages for line in page.splitlines())
     for page_number, page in enumerate(pages, start=1):
         raw = page.splitlines()
         for i, line in enumerate(raw):
@@ -201,7 +204,7 @@ def _lines(pages: list[str]) -> list[_Line]:
             if _is_label_line(stripped) and _starts_a_block(raw, i):
                 out.append(_Line(page_number, stripped, label=True))
                 continue
-            if _looks_like_plain_heading(stripped, raw, i):
+            if not markdown and _looks_like_plain_heading(stripped, raw, i):
                 out.append(_Line(page_number, stripped, 3))
                 continue
             out.append(_Line(page_number, stripped))
