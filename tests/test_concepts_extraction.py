@@ -327,6 +327,18 @@ def test_a_bold_term_on_its_own_line_inside_a_paragraph_is_a_term_not_a_label():
     assert not names & {"Human anatomy", "Dissection", "Regional anatomy"}
 
 
+def test_a_capitalised_term_the_file_writes_in_lower_case_in_the_plural_is_no_proper_name():
+    extraction = _extract(
+        "**Astrocyte** cells, named for their star shape, are abundant. The astrocytes "
+        "regulate ions. **Wells** wrote about lynching, "
+        "as well as about the **press**. The **myelin** sheath insulates axons.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert {"Astrocyte", "Press", "Myelin"} <= names
+    # A name's singular in lower case says nothing: "Wells" is not "well".
+    assert "Wells" not in names
+
+
 def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
     # Plain headings are for PDF text; a Markdown file writes its headings with "#".
     notes = (

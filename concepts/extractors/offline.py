@@ -43,6 +43,7 @@ from concepts.extractors.base import (
     ExtractedConcept,
     Extraction,
 )
+from concepts.lookup import word_variants
 from concepts.naming import (
     concept_key,
     display_name,
@@ -407,7 +408,13 @@ def _is_proper_name(name: str, text: str) -> bool:
     if not alphabetic or not all(w[:1].isupper() for w in alphabetic):
         return False
     lowered = name[:1].lower() + name[1:] if len(name.split()) == 1 else name.lower()
-    return not re.search(rf"(?<!\w){re.escape(lowered)}(?!\w)", text)
+    # Or its plural: "**Astrocyte** cells, named for …" where the file writes "astrocytes".
+    # (Not a singular: "Wells" is a name however often the file writes "well".)
+    head, _, last = lowered.rpartition(" ")
+    plurals = [w for w in word_variants(last) if len(w) > len(last)]
+    forms = sorted(f"{head} {w}" if head else w for w in [last, *plurals])
+    pattern = "|".join(re.escape(form) for form in forms)
+    return not re.search(rf"(?<!\w)(?:{pattern})(?!\w)", text)
 
 
 def _continues_a_name(sentence: str, start: int, term: str) -> bool:
