@@ -339,6 +339,18 @@ def test_a_capitalised_term_the_file_writes_in_lower_case_in_the_plural_is_no_pr
     assert "Wells" not in names
 
 
+def test_a_term_defined_after_a_closing_parenthesis_and_before_an_aside_is_defined():
+    # The sentence starts after ".)"; the aside in parentheses does not hide the copula.
+    extraction = _extract(
+        "A **lysosome** digests parts. (A lysosome is like a wrecking crew in a "
+        "neighborhood.) **Autophagy** (“self-eating”) is the process of a cell digesting "
+        "its own structures. The **cytoskeleton** holds the cell's shape.\n"
+    )
+    autophagy = next(c for c in extraction.concepts if c.name == "Autophagy")
+    assert autophagy.defines
+    assert autophagy.summary.startswith("Autophagy (“self-eating”) is the process")
+
+
 def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
     # Plain headings are for PDF text; a Markdown file writes its headings with "#".
     notes = (

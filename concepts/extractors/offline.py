@@ -94,10 +94,11 @@ _BOLD = re.compile(
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
 _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?|]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
 _DASH = re.compile(r"^(?P<term>[^—–.!?|]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
+_LEADING_ASIDE = re.compile(r"^\s*\([^()]*\)")
 _PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?؟])\s+")
+_SENTENCE_SPLIT = re.compile(r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))\s+")
 # Definitions are looked for per clause too: "the genotype is ...; the phenotype is ...".
-_CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟;؛])\s+")
+_CLAUSE_SPLIT = re.compile(r"(?:(?<=[.!?؟;؛])|(?<=[.!?؟;؛][)\]”’\"]))\s+")
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 _ADDRESS = re.compile(r"\S*(?:://|www\.|\.(?:com|org|edu|gov|net)\b)\S*|\S+/\S+")
 # What a bold term's name loses at its ends.
@@ -441,7 +442,9 @@ def _naming_context(sentence: str, start: int, end: int) -> bool:
     """Whether the bold span at [start, end) is defined by its sentence: a copula right
     after it ("**Osmosis** is ..."), or a naming phrase right before it ("... is called
     **osmosis**", "se denomina **ósmosis**")."""
-    after = tokens(_plain(sentence[end:]))[:4]
+    # "**Autophagy** (“self-eating”) is …": an aside in parentheses right after the term
+    # is skipped whole.
+    after = tokens(_plain(_LEADING_ASIDE.sub("", sentence[end:], count=1)))[:4]
     for copula in _copulas():
         for skip in range(0, 2):  # "**Osmosis**, or water diffusion, is": one aside word
             if after[skip : skip + len(copula)] == copula:
@@ -538,7 +541,8 @@ class OfflineExtractor:
                         strength = DEFINED if _naming_context(sentence, start, end) else EMPHASISED
                         # At a sentence's start a capital says nothing: "**Osmosis** is the
                         # ..." defines a term, "**Locke** argued" names a person.
-                        initial = not _plain(sentence[:start]).strip(" (\"'“‘-–—•")
+                        # Only punctuation before it ("(A lysosome …) **Autophagy** is").
+                        initial = not any(c.isalnum() for c in _plain(sentence[:start]))
                         if not (initial and strength == DEFINED) and _is_proper_name(
                             _PARENTHESIS.sub("", name), prose
                         ):
