@@ -351,6 +351,19 @@ def test_a_term_defined_after_a_closing_parenthesis_and_before_an_aside_is_defin
     assert autophagy.summary.startswith("Autophagy (“self-eating”) is the process")
 
 
+@pytest.mark.parametrize(
+    ("doctrine", "founder"), [("Maoism", "Mao"), ("Maoísmo", "Mao"), ("Gaullisme", "Gaulle")]
+)
+def test_a_doctrine_named_after_its_founder_is_a_concept_and_the_founder_is_not(doctrine, founder):
+    extraction = _extract(
+        f"It came to be known by his name. **{doctrine}** held that the peasants could "
+        f"lead a revolution; **{founder}** wrote it down. The **proletariat** is the "
+        "working class. A **revolution** overturns a state.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert doctrine in names and founder not in names
+
+
 def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
     # Plain headings are for PDF text; a Markdown file writes its headings with "#".
     notes = (

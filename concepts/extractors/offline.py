@@ -395,12 +395,27 @@ def _is_marked(lines: list[_Line]) -> bool:
     return False
 
 
+@cache
+def _doctrine_suffixes() -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            {
+                s
+                for code in language.languages()
+                for s in language.data(code).get("doctrine_suffixes", [])
+            }
+        )
+    )
+
+
 def _is_proper_name(name: str, text: str) -> bool:
     """ "Aristotle", "Sierra Club", "15th Amendment": every word capitalised, and never
     written in lower case in the file (`text`). An acronym ("ATP") and an eponym with a
     lower-case word ("Golgi apparatus", "Schwann cell") are terms; so is "Reality" when
     it only opens a sentence and the file writes "reality" elsewhere."""
     function_words = _words_of("function_words")
+    if concept_key(name).endswith(_doctrine_suffixes()):
+        return False  # a doctrine ("Marxism", "Maoísmo"), capitalised for its founder
     words = [w for w in name.split() if w.casefold() not in function_words]
     letters = [c for c in name if c.isalpha()]
     if not letters or all(c.isupper() for c in letters):

@@ -257,6 +257,8 @@ DATA = {
         "جرّب",
         "تلميح",
     ],
+    # The ending of a doctrine's name: none in Arabic, where no suffix marks one.
+    "doctrine_suffixes": [],
     # The example label whose one paragraph closes the example: text after it is the
     # section again.
     "example_answer_labels": [

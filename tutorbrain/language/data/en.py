@@ -346,6 +346,11 @@ DATA = {
         "try it",
         "hint",
     ],
+    # The ending of a doctrine's name ("Marxism"): capitalised after its founder, still a
+    # concept, never a proper name.
+    "doctrine_suffixes": [
+        "ism",
+    ],
     # The example label whose one paragraph closes the example: text after it is the
     # section again.
     "example_answer_labels": [

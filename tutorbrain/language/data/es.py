@@ -310,6 +310,10 @@ DATA = {
         "inténtelo",
         "pista",
     ],
+    # The ending of a doctrine's name: a concept, never a proper name.
+    "doctrine_suffixes": [
+        "ismo",
+    ],
     # The example label whose one paragraph closes the example: text after it is the
     # section again.
     "example_answer_labels": [

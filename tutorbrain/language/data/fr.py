@@ -285,6 +285,10 @@ DATA = {
         "essayez",
         "indice",
     ],
+    # The ending of a doctrine's name: a concept, never a proper name.
+    "doctrine_suffixes": [
+        "isme",
+    ],
     # The example label whose one paragraph closes the example: text after it is the
     # section again.
     "example_answer_labels": [
