@@ -556,7 +556,7 @@ class OfflineExtractor:
                         strength = DEFINED if _naming_context(sentence, start, end) else EMPHASISED
                         # At a sentence's start a capital says nothing: "**Osmosis** is the
                         # ..." defines a term, "**Locke** argued" names a person.
-                        # Only punctuation before it ("(A lysosome …) **Autophagy** is").
+                        # Only punctuation before it: "(**Osmosis** …", "”) **Autophagy** …".
                         initial = not any(c.isalnum() for c in _plain(sentence[:start]))
                         if not (initial and strength == DEFINED) and _is_proper_name(
                             _PARENTHESIS.sub("", name), prose
