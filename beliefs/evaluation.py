@@ -159,13 +159,13 @@ def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:
     for row in rows:
         names.setdefault(concept_key(row.concept), row.concept)
     rows = [replace(row, concept=names[concept_key(row.concept)]) for row in rows]
-    given: dict[str, datetime] = {}
+    column: dict[str, datetime] = {}
     for row in rows:
-        if row.cut is not None and given.setdefault(row.student, row.cut) != row.cut:
+        if row.cut is not None and column.setdefault(row.student, row.cut) != row.cut:
             raise LogError(f"{path}: field 'cut' differs between the rows of {row.student!r}")
     if cuts_path is not None:
-        given = read_cuts(cuts_path, {row.student for row in rows})
-        rows = [replace(row, cut=given.get(row.student)) for row in rows]
+        cuts = read_cuts(cuts_path, {row.student for row in rows})
+        rows = [replace(row, cut=cuts.get(row.student)) for row in rows]
     return rows
 
 
@@ -373,7 +373,6 @@ def belief_predictions(
         on_episodes_appended,
     )
     from concepts.models import Concept
-    from concepts.selectors import concept_key
     from memory.services import (
         EventSpec,
         episode_append_batch,

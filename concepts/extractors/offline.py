@@ -395,17 +395,8 @@ def _is_marked(lines: list[_Line]) -> bool:
     return False
 
 
-@cache
 def _doctrine_suffixes() -> tuple[str, ...]:
-    return tuple(
-        sorted(
-            {
-                s
-                for code in language.languages()
-                for s in language.data(code).get("doctrine_suffixes", [])
-            }
-        )
-    )
+    return tuple(sorted(_words_of("doctrine_suffixes")))
 
 
 def _is_proper_name(name: str, text: str) -> bool:
