@@ -563,8 +563,9 @@ def evaluate(
         given_cuts=len({c.student for c in checks if getattr(c, "cut", None) is not None}),
     )
     predictors = {BELIEFS_NAME: beliefs.p_right, **baselines(split.history, split.targets)}
-    if all(t.p_true is not None for t in split.targets):
-        predictors["truth (generating model)"] = [t.p_true for t in split.targets]
+    truth = [t.p_true for t in split.targets if t.p_true is not None]
+    if len(truth) == len(split.targets):
+        predictors["truth (generating model)"] = truth
     report.scores = [score(name, p, verdicts) for name, p in predictors.items()]
     first = next_check_indices(split.targets)
     report.next_check = len(first)

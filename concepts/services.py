@@ -780,7 +780,9 @@ def _write_name_vectors(vectors: dict) -> None:
     # Django's cursors bind parameters as text; a plain psycopg cursor on the same
     # connection (same transaction) sends them in binary once it knows the vector type.
     with psycopg.Cursor(raw) as cursor:
-        register_vector_info(cursor, TypeInfo.fetch(raw, "vector"))
+        # On the cursor, not the connection: Django's own cursors keep binding as text.
+        # (pgvector's stub names a connection; psycopg takes any adapt context.)
+        register_vector_info(cursor, TypeInfo.fetch(raw, "vector"))  # type: ignore[arg-type]
         cursor.execute(
             f"UPDATE {table} AS c SET embedding = v.e "
             "FROM unnest(%s::bigint[], %b) AS v(id, e) WHERE c.id = v.id",
@@ -1008,10 +1010,10 @@ def _merge_into_map(
 
     # Concepts the definitions (and the extractor's builds-on and assumed names) may
     # name: the runs of words that are keys or aliases of the map (this file's too).
-    index, ids_of = _name_index(subject)
+    name_index, ids_of = _name_index(subject)
     named: set[str] = set()
     for item in extracted:
-        named |= lookup.names_in_text(item.definition, index)
+        named |= lookup.names_in_text(item.definition, name_index)
         named |= {concept_key(n) for n in [*item.builds_on, *item.assumes]}
     pool.by_ids(sorted({pk for name in named for pk in ids_of.get(name, ())}))
     known = pool.keys(resolved)

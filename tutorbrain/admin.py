@@ -497,10 +497,10 @@ class StudentSubjectAdmin(ReadOnlyAdmin):
         )
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        pair = get_object_or_404(StudentSubject, pk=object_id)
-        if not self.has_view_permission(request, pair):
+        requested = get_object_or_404(StudentSubject, pk=object_id)
+        if not self.has_view_permission(request, requested):
             raise PermissionDenied
-        hub = student_subject_hub(pair=pair)
+        hub = student_subject_hub(pair=requested)
         pair = hub.pair
         preview_query = urlencode(
             {

@@ -9,6 +9,7 @@ turn costs what every later turn costs. It reads only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -88,8 +89,7 @@ def warm_up() -> dict[str, float]:
 
     for index in range(len(WARM_UP_MESSAGES)):
         outcome = run_with_deadline(
-            lambda cancelled, index=index: build(index, cancelled),
-            deadline=WARM_UP_DEADLINE_SECONDS,
+            functools.partial(build, index), deadline=WARM_UP_DEADLINE_SECONDS
         )
         if outcome.dropped:
             logger.warning("the warm-up block build did not finish")
