@@ -30,7 +30,7 @@ import json
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -537,6 +537,7 @@ class EvaluationReport:
 
 
 BELIEFS_NAME = "beliefs (p_right)"
+FORECAST_NAME = "generating model, from the checks before the cut"
 
 
 def evaluate(
@@ -547,7 +548,11 @@ def evaluate(
     learn: bool = True,
     live: bool = False,
     progress=None,
+    forecast: Callable[[Split], list[float]] | None = None,
 ) -> EvaluationReport:
+    """Beliefs and baselines scored on the checks after the cuts. `forecast`, for a
+    simulated population, is its generating model's own forecast from the same pre-cut
+    checks (`simulation.forecast_at_cut`): the best a belief fixed at the cut can do."""
     split = split_at_cuts(checks, history_share=history_share)
     if not split.targets:
         raise LogError("no check falls after a student's cut: nothing to predict")
@@ -564,6 +569,8 @@ def evaluate(
     )
     predictors = {BELIEFS_NAME: beliefs.p_right, **baselines(split.history, split.targets)}
     truth = [t.p_true for t in split.targets if t.p_true is not None]
+    if forecast is not None:
+        predictors[FORECAST_NAME] = forecast(split)
     if len(truth) == len(split.targets):
         predictors["truth (generating model)"] = truth
     report.scores = [score(name, p, verdicts) for name, p in predictors.items()]

@@ -20,14 +20,25 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
   few minutes apart.
 
 Pure: the same seed and setting give the same rows. No database.
+
+`forecast_at_cut` is the same model used as a predictor: what it expects of each check
+after a student's cut, knowing everything about the population (difficulties, the spread
+of abilities, rates and half-lives) but, of the student, only their checks before the cut.
+No belief fixed at the cut can be expected to rank better; `p_true` knows more (each
+student's latent state at the moment of the check, the practice after the cut included).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+import numpy as np
 
 START = datetime(2025, 9, 1, 8, 0, tzinfo=UTC)
 
@@ -80,12 +91,25 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+def _rng(seed: int) -> random.Random:
+    return random.Random(f"tutorbrain-beliefs-simulation:{seed}")
+
+
+def _names(s: Setting) -> list[str]:
+    return [f"Concept {i + 1:02d}" for i in range(s.concepts)]
+
+
+def _difficulties(rng: random.Random, names: list[str], s: Setting) -> dict[str, float]:
+    # The population's first draws, so that `forecast_at_cut` can draw them again.
+    return {n: rng.gauss(s.mean_difficulty, s.sigma_difficulty) for n in names}
+
+
 def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
     """Every check of the population, in time order."""
     s = setting or Setting()
-    rng = random.Random(f"tutorbrain-beliefs-simulation:{seed}")
-    names = [f"Concept {i + 1:02d}" for i in range(s.concepts)]
-    difficulty = {n: rng.gauss(s.mean_difficulty, s.sigma_difficulty) for n in names}
+    rng = _rng(seed)
+    names = _names(s)
+    difficulty = _difficulties(rng, names, s)
     rows: list[SimulatedCheck] = []
     for k in range(s.students):
         student = f"student-{k + 1:04d}"
@@ -128,3 +152,74 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                     last_seen[concept] = clock
     rows.sort(key=lambda r: (r.time, r.student))
     return rows
+
+
+class _Check(Protocol):
+    student: str
+    concept: str
+    verdict: str
+    time: datetime
+
+
+# Draws of a student's unknowns (ability, rate, half-life, affinities) per forecast.
+FORECAST_SAMPLES = 4000
+
+
+def forecast_at_cut(
+    seed: int,
+    setting: Setting,
+    *,
+    history: Sequence[_Check],
+    targets: Sequence[_Check],
+    cuts: dict[str, datetime],
+    samples: int = FORECAST_SAMPLES,
+) -> list[float]:
+    """The generating model's expected outcome of each target, as of its student's cut.
+
+    Per student, by importance sampling: draw the unknowns from the population's own
+    distributions, weight each draw by the likelihood of the student's checks before
+    the cut (right p, wrong 1 - p; a partial verdict is drawn independently of p in
+    `simulate`, so it says nothing), and average p at the cut time (what was learnt,
+    decayed to the cut; no practice after it) over the weighted draws. Seeded: the same
+    arguments give the same forecasts.
+    """
+    s = setting
+    names = _names(s)
+    column = {name: j for j, name in enumerate(names)}
+    difficulty = np.array(list(_difficulties(_rng(seed), names, s).values()))
+    rng = np.random.default_rng(seed)
+    before: dict[str, list[_Check]] = defaultdict(list)
+    for check in history:
+        before[check.student].append(check)
+    expected: dict[str, np.ndarray] = {}
+    for student in sorted({t.student for t in targets}):
+        ability = rng.normal(0.0, s.sigma_ability, samples)
+        rate = np.maximum(0.0, rng.normal(s.learning_rate, s.learning_rate / 2, samples))
+        half_life = s.forgetting_half_life_days * np.exp(rng.normal(0.0, 0.4, samples))
+        affinity = rng.normal(0.0, s.sigma_affinity, (samples, len(names)))
+        learnt = np.zeros((samples, len(names)))
+        last_seen: dict[int, datetime] = {}
+        log_weight = np.zeros(samples)
+        cut = cuts[student]
+        for check in sorted(before[student], key=lambda c: c.time):
+            j = column[check.concept]
+            if j in last_seen:
+                days = (check.time - last_seen[j]).total_seconds() / 86_400
+                learnt[:, j] *= 0.5 ** (days / half_life)
+            logit = ability - difficulty[j] + affinity[:, j] + learnt[:, j]
+            p = s.guess + (1 - s.guess - s.slip) / (1.0 + np.exp(-logit))
+            if check.verdict == "right":
+                log_weight += np.log(p)
+            elif check.verdict == "wrong":
+                log_weight += np.log1p(-p)
+            learnt[:, j] += rate
+            last_seen[j] = check.time
+        for j, seen in last_seen.items():
+            days = (cut - seen).total_seconds() / 86_400
+            learnt[:, j] *= 0.5 ** (days / half_life)
+        weight = np.exp(log_weight - log_weight.max())
+        weight /= weight.sum()
+        logits = ability[:, None] - difficulty[None, :] + affinity + learnt
+        p_cut = s.guess + (1 - s.guess - s.slip) / (1.0 + np.exp(-logits))
+        expected[student] = (1 - s.partial_share) * (weight @ p_cut) + s.partial_share * 0.5
+    return [float(expected[t.student][column[t.concept]]) for t in targets]

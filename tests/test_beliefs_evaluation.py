@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from beliefs import evaluation
-from beliefs.simulation import SETTINGS, Setting, simulate
+from beliefs.simulation import SETTINGS, Setting, forecast_at_cut, simulate
 from memory.models import Organization
 
 pytestmark = pytest.mark.django_db
@@ -67,6 +67,43 @@ def test_each_student_is_cut_and_only_later_checks_are_predicted():
     for h in split.history:
         assert h.student not in split.cuts or h.time < split.cuts[h.student]
     assert len(split.history) + len(split.targets) == len(rows)
+
+
+def test_the_generating_models_forecast_from_the_checks_before_the_cut_ranks_below_the_truth():
+    rows = simulate(1, SMALL)
+    split = evaluation.split_at_cuts(rows, history_share=0.7)
+    verdicts = [t.verdict for t in split.targets]
+
+    def forecast(targets):
+        return forecast_at_cut(
+            1, SMALL, history=split.history, targets=targets, cuts=split.cuts, samples=2000
+        )
+
+    predicted = forecast(split.targets)
+    assert predicted == forecast(split.targets)  # seeded
+    # It reads the checks before the cut only: the verdicts after it change nothing.
+    flipped = [
+        replace(t, verdict="wrong" if t.verdict == "right" else "right") for t in split.targets
+    ]
+    assert forecast(flipped) == predicted
+    # Knowing the population but only the student's history, it ranks well above the
+    # per-student baselines and below the truth (which knows each latent state).
+    beta = evaluation.baselines(split.history, split.targets)["Beta(4) on concept mean"]
+    truth = [t.p_true for t in split.targets]
+    assert evaluation.auc(beta, verdicts) + 0.03 < evaluation.auc(predicted, verdicts)
+    assert evaluation.auc(predicted, verdicts) < evaluation.auc(truth, verdicts)
+    assert all(0.0 < p < 1.0 for p in predicted)
+
+
+def test_evaluate_beliefs_on_a_simulated_population_scores_its_generating_models_forecast(
+    monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setitem(SETTINGS, "small", SMALL)
+    out = tmp_path / "scores.json"
+    call_command("evaluate_beliefs", "--simulate", "2", "--setting", "small", "--json", str(out))
+    assert f"| {evaluation.FORECAST_NAME} |" in capsys.readouterr().out
+    scores = {s["name"]: s for s in json.loads(out.read_text())["scores"]}
+    assert scores[evaluation.FORECAST_NAME]["auc"] < scores["truth (generating model)"]["auc"]
 
 
 @pytest.fixture

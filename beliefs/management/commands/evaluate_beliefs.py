@@ -11,7 +11,8 @@ right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student
 comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
 (student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
-generating model's own probabilities; `--demo` evaluates checks of histories from the
+generating model's own probabilities, and also scores that model's forecast from the
+checks before each cut (the ceiling for a belief fixed at the cut); `--demo` evaluates checks of histories from the
 demo's own generator (tutorbrain/evaluation/generator.py, the cell-biology template).
 
 The beliefs are derived through the real services in a scratch organization inside one
@@ -24,6 +25,7 @@ every pair twice.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -32,11 +34,17 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from beliefs import evaluation
-from beliefs.simulation import SETTINGS, simulate
+from beliefs.simulation import SETTINGS, Setting, forecast_at_cut, simulate
 
 
 class _Rollback(Exception):
     pass
+
+
+def _forecast(seed: int, setting: Setting, split: evaluation.Split) -> list[float]:
+    return forecast_at_cut(
+        seed, setting, history=split.history, targets=split.targets, cuts=split.cuts
+    )
 
 
 def demo_checks(*, students: int, seed: int) -> list[evaluation.LoggedCheck]:
@@ -113,6 +121,7 @@ class Command(BaseCommand):
             raise CommandError("--history-share must be between 0 and 1 (exclusive)")
         if options["passes"] < 1:
             raise CommandError("--passes must be at least 1")
+        forecast = None
         try:
             if options["file"] is not None:
                 cuts = Path(options["cuts"]) if options["cuts"] else None
@@ -122,10 +131,12 @@ class Command(BaseCommand):
                     raise CommandError(
                         f"--setting must be one of {', '.join(SETTINGS)}: {options['setting']!r}"
                     )
+                setting = SETTINGS[options["setting"]]
                 checks = [
                     evaluation.LoggedCheck(r.student, r.concept, r.verdict, r.time, r.p_true)
-                    for r in simulate(options["simulate"], SETTINGS[options["setting"]])
+                    for r in simulate(options["simulate"], setting)
                 ]
+                forecast = functools.partial(_forecast, options["simulate"], setting)
             else:
                 if options["demo"] < 2:
                     raise CommandError("--demo needs at least 2 students")
@@ -152,6 +163,7 @@ class Command(BaseCommand):
                     learn=not options["no_learning"],
                     live=options["live"],
                     progress=progress,
+                    forecast=forecast,
                 )
                 if not options["keep"]:
                     raise _Rollback
