@@ -333,9 +333,15 @@ def _stop_words_of(code: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# The words a text's language is told from: its first LANGUAGE_SAMPLE_WORDS, tokenised
+# from at most LANGUAGE_SAMPLE_CHARS characters (not the whole of a 100-page file).
+LANGUAGE_SAMPLE_WORDS = 5000
+LANGUAGE_SAMPLE_CHARS = 60_000
+
+
 def text_language(text: str) -> str | None:
     """The student language whose stop words cover most of the text, or None."""
-    words = tokens(text)[:5000]
+    words = tokens(text[:LANGUAGE_SAMPLE_CHARS])[:LANGUAGE_SAMPLE_WORDS]
     if not words:
         return None
     best: tuple[float, str] | None = None

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from concepts.extractors.base import (
     DEFINITION_MAX_CHARS,
@@ -49,6 +49,7 @@ from concepts.naming import (
     display_name,
     find_keys_in,
     is_abbreviation_of,
+    key_tokens_text,
     same_but_number,
     tokens,
 )
@@ -670,8 +671,15 @@ def _uses(term: str, text: str) -> int:
     key = concept_key(term)
     if not key:
         return 0
-    haystack = " " + " ".join(tokens(text)) + " "
+    haystack = _file_tokens(text)
     return sum(haystack.count(f" {form} ") for form in {key, f"{key}s", f"{key}es"})
+
+
+@lru_cache(maxsize=2)
+def _file_tokens(text: str) -> str:
+    # The file's tokens, once per file: asked for every "X is ..." candidate of a file
+    # that marks nothing, re-tokenising the whole file each time was candidates x size.
+    return key_tokens_text(text)
 
 
 def _abbreviation_after(rest: str, name: str) -> str:
