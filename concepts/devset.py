@@ -171,3 +171,29 @@ def bold_spans(texts: list[str], *, inline_only: bool = False) -> list[str]:
                 if s
             ]
     return spans
+
+
+def without_bold(text: str) -> str:
+    """The text as a PDF's text layer gives it: the bold marks gone, the words kept."""
+    return text.replace("**", "")
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def copula_subjects(texts: list[str], *, copulas: set[str], articles: set[str]) -> list[str]:
+    """The baseline for text without marks: the words that open a sentence before
+    "is/are a/an/the" (`copulas`, then one of `articles`), at most five, a leading
+    article dropped ("A cell is the ..." -> "cell")."""
+    out: list[str] = []
+    for text in texts:
+        for sentence in _SENTENCE_END.split(text):
+            words = sentence.strip().strip("#-*> ").split()
+            for i in range(1, min(len(words) - 1, 6)):
+                if words[i].lower() in copulas and words[i + 1].lower() in articles:
+                    subject = words[1:i] if words[0].lower() in articles else words[:i]
+                    name = " ".join(subject).strip(" ,;:()\"'")
+                    if name:
+                        out.append(name)
+                    break
+    return out

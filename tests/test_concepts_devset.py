@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from concepts.devset import bold_spans, load_devset, norm, score
+from concepts.devset import bold_spans, copula_subjects, load_devset, norm, score
 from concepts.models import Concept, FileReading
+from memory.models import SubjectFile
 
 MINI = Path(__file__).resolve().parent / "data" / "devset-mini"
 
@@ -52,3 +53,23 @@ def test_evaluate_extraction_reads_a_devset_through_the_services_and_scores_the_
 def test_evaluate_extraction_refuses_a_folder_that_is_no_devset(tmp_path):
     with pytest.raises(CommandError, match="gold_concepts.json"):
         call_command("evaluate_extraction", devset=[str(tmp_path)])
+
+
+@pytest.mark.django_db
+def test_evaluate_extraction_unmarked_reads_the_files_without_their_bold_beside_its_baseline():
+    out = StringIO()
+    call_command("evaluate_extraction", devset=[str(MINI)], unmarked=True, stdout=out)
+    text = out.getvalue()
+    # The stored files are the text a PDF would give: no bold mark left.
+    assert SubjectFile.objects.count() == 2
+    assert all(b"**" not in bytes(f.content) for f in SubjectFile.objects.all())
+    assert "'X is a ...' subjects: P=" in text and "every bold span" not in text
+    assert "Bold marks removed; baseline: every 'X is a/an/the ...' subject." in text
+
+
+def test_the_unmarked_baseline_is_each_sentence_subject_before_is_a():
+    texts = ["A cell is the unit of life. Cells in this layer are the oldest. It is red."]
+    assert copula_subjects(texts, copulas={"is", "are"}, articles={"a", "an", "the"}) == [
+        "cell",
+        "Cells in this layer",
+    ]

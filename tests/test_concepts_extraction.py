@@ -437,3 +437,49 @@ def test_in_a_file_that_marks_nothing_a_bare_subject_needs_a_definition_pattern_
         "Photosynthesis is the process in which plants make sugar from light.\n"
     )
     assert [c.name for c in extraction.concepts] == ["Photosynthesis"]
+
+
+def test_in_a_file_that_marks_nothing_a_subject_shaped_like_a_phrase_is_no_term():
+    notes = (
+        "Cells in this layer are the oldest of the epidermis.\n\n"
+        "Blood and lymph are the fluids of the body.\n\n"
+        "Lordosis, or swayback, is an excessive curvature of the lumbar region.\n\n"
+        "The angle of the mandible is the corner of the jaw.\n"
+    )
+    names = {c.name for c in _extract(notes).concepts}
+    # A function word other than an article or "of" inside the subject makes it a phrase;
+    # an aside after a comma is no part of the name.
+    assert names == {"Lordosis", "Angle of the mandible"}
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        (
+            "The hollow region in the diaphysis is called the medullary cavity, which is "
+            "filled with yellow marrow.",
+            "Medullary cavity",
+        ),
+        (
+            "La presión que ejerce cada gas de la mezcla se denomina presión parcial.",
+            "Presión parcial",
+        ),
+        ("Le passage de l'eau à travers la membrane est appelé osmose.", "Osmose"),
+        (
+            "A process called alternative splicing makes many proteins of one gene. With "
+            "alternative splicing the cell reads a gene in several ways.",
+            "Alternative splicing",
+        ),
+    ],
+)
+def test_in_a_file_that_marks_nothing_a_naming_phrase_introduces_a_term(text, name):
+    # Where a naming phrase's name ends is a guess; without a punctuation mark it ends
+    # where the file stops writing it again ("alternative splicing", not "... makes").
+    names = {c.name for c in _extract(text).concepts}
+    assert name in names
+    assert not [n for n in names if "makes" in n]
+
+
+def test_a_person_a_naming_phrase_introduces_is_no_term():
+    text = "The fossil skeleton known as Lucy was found in 1974. Lucy walked upright."
+    assert "Lucy" not in {c.name for c in _extract(text).concepts}

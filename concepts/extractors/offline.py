@@ -353,7 +353,7 @@ def _term_before_copula(sentence: str) -> tuple[str, str, bool] | None:
                 term_words = words[:end]
                 if [t for t in lowered[:end] if t] and lowered[0] in _articles() and end > 1:
                     term_words = words[1:end]
-                if not _could_be_term(term_words):
+                if not _could_be_term(term_words) or not _shaped_like_a_name(term_words):
                     return None
                 term = " ".join(term_words).strip(_NAME_TRIM)
                 after = lowered[end + len(copula) :]
@@ -367,6 +367,74 @@ def _term_before_copula(sentence: str) -> tuple[str, str, bool] | None:
     return None
 
 
+def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
+    """ "... is called the medullary cavity, which ...", "se denomina presión parcial":
+    the words a naming phrase introduces, up to a punctuation mark, an opening
+    parenthesis, a one-letter word ("o", "y": "or", "and") or a function word that is no
+    part of a name ("which", "in"), at most TERM_MAX_WORDS. Where the name ends is a
+    guess ("called alternative splicing makes proteins"): the caller keeps the part the
+    file uses again."""
+    words = _strip_elision(_plain(sentence).split())
+    lowered = [" ".join(tokens(w)) for w in words]
+    joining = _articles() | _words_of("name_joining_words")
+    out = []
+    for phrase in _introducing_phrases():
+        for i in range(len(words) - len(phrase)):
+            if lowered[i : i + len(phrase)] != phrase:
+                continue
+            start = i + len(phrase)
+            if lowered[start] in _articles():
+                start += 1
+            term: list[str] = []
+            punctuated = False  # the name ends at a punctuation mark or an aside
+            for word, low in zip(words[start:], lowered[start:], strict=False):
+                opens_an_aside = word[:1] in "([{\"“‘'—–"
+                one_letter = len(word) == 1 and word.islower()
+                if not low or opens_an_aside or one_letter:
+                    punctuated = opens_an_aside
+                    break
+                if low in _words_of("function_words") and low not in joining:
+                    break
+                # An article opens a name only after a joining word ("angle of the
+                # mandible"); elsewhere it opens the next phrase ("removes the introns").
+                after_joining = bool(term) and " ".join(tokens(term[-1])) in joining
+                if term and low in _articles() and not after_joining:
+                    break
+                term.append(word.strip(_NAME_TRIM + "()"))
+                if word[-1:] in _NAME_TRIM + "()":
+                    punctuated = True
+                    break
+                if len(term) > TERM_MAX_WORDS:
+                    break
+            while term and " ".join(tokens(term[-1])) in joining:
+                term.pop()
+            if term and len(term) <= TERM_MAX_WORDS and _could_be_term(term):
+                out.append((term, punctuated))
+    return out
+
+
+def _named_part(term_words: list[str], punctuated: bool, text: str) -> str:
+    """The name a naming phrase gives: whole when a punctuation mark ends it ("called the
+    medullary cavity, which"), else its longest start of two words or more that the file
+    writes again ("called alternative splicing makes ..." -> "alternative splicing"; a
+    first word alone is too often an adjective); a one-word name as it is."""
+    if punctuated or len(term_words) == 1:
+        return " ".join(term_words)
+    for n in range(len(term_words), 1, -1):
+        name = " ".join(term_words[:n])
+        if _uses(name, text) >= UNMARKED_MIN_USES:
+            return name
+    return ""
+
+
+@cache
+def _introducing_phrases() -> list[list[str]]:
+    # The naming phrases after which the name comes ("defined as" is followed by the
+    # definition instead), longest first.
+    phrases = {tuple(p.split()) for p in _phrases_of("naming_phrases") if p != "defined as"}
+    return [list(p) for p in sorted(phrases, key=lambda p: (-len(p), p))]
+
+
 def _could_be_term(term_words: list[str]) -> bool:
     if not term_words or len(term_words) > TERM_MAX_WORDS:
         return False
@@ -376,6 +444,21 @@ def _could_be_term(term_words: list[str]) -> bool:
     stops = language.stop_words()
     # "This is", "It is", "There are": a pronoun is no term.
     return toks[0] not in stops and toks[-1] not in stops
+
+
+def _shaped_like_a_name(term_words: list[str]) -> bool:
+    """Whether an unmarked sentence's subject is shaped like a term's name: inside it no
+    function word but an article or a joining word ("angle of the mandible", "ley de
+    Boyle"), and no dash. "Cells in this layer", "Blood and lymph", "Carbon by
+    definition" or "Carotid canal—The carotid canal" are phrases that happen to open a
+    sentence; the authors' glossaries hold almost no name shaped so. Judged on what the
+    name keeps: "Lordosis, or swayback," and "floating ribs (11–12)" are names."""
+    name = re.split(r"\s*[,(]", _PARENTHESIS.sub("", " ".join(term_words)), maxsplit=1)[0]
+    if any(dash in name for dash in "—–"):
+        return False
+    inner = tokens(name)[1:-1]
+    joining = _articles() | _words_of("name_joining_words")
+    return not any(t in _words_of("function_words") and t not in joining for t in inner)
 
 
 def _bold_terms(text: str) -> list[tuple[str, int, int]]:
@@ -562,6 +645,10 @@ class OfflineExtractor:
                         context = text if strength == DEFINED else sentence
                         offer(name, strength, _plain(sentence), page, context, alias)
                     continue
+                for term_words, punctuated in _terms_after_naming_phrase(sentence):
+                    term = _named_part(term_words, punctuated, plain_text)
+                    if term and not _is_proper_name(term, prose):
+                        offer(term, DEFINED, _plain(sentence), page, text)
                 found = _term_before_copula(sentence)
                 if found and (
                     found[2]

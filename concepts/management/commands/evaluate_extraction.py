@@ -10,7 +10,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from concepts.devset import DevsetError, bold_spans, load_devset, score
+from concepts.devset import (
+    DevsetError,
+    bold_spans,
+    copula_subjects,
+    load_devset,
+    score,
+    without_bold,
+)
 from concepts.evaluation import evaluate, load_gold
 from concepts.models import Concept, FileReading, Prerequisite
 from concepts.services import file_read, file_upload
@@ -18,6 +25,7 @@ from concepts.validator import name_check
 from memory.errors import InvalidInput
 from memory.models import Organization, Subject
 from memory.services import organization_create, subject_get_or_create
+from tutorbrain import language
 
 DEFAULT_GOLD = Path(settings.BASE_DIR) / "tests" / "data" / "cell-biology" / "gold.json"
 # Validator verdicts that mean "furniture or function words", counted in the map.
@@ -45,6 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--devset", action="append", default=[], metavar="PATH")
         parser.add_argument("--language", default="", help="subject language for --devset")
         parser.add_argument("--show", type=int, default=0, help="false positives/misses listed")
+        parser.add_argument(
+            "--unmarked",
+            action="store_true",
+            help="read each file with its bold marks removed, as a PDF's text would come; "
+            "the baseline is then every 'X is a/an/the ...' sentence subject",
+        )
 
     def handle(self, *args, **options):
         if options["devset"]:
@@ -87,8 +101,10 @@ class Command(BaseCommand):
         for devset in devsets:
             rows.append(self._one(devset, organization, options))
         self.stdout.write("")
+        if options["unmarked"]:
+            self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
         self.stdout.write(
-            "| book | files | concepts | P | R | F1 | furniture | bold P / R / F1 "
+            "| book | files | concepts | P | R | F1 | furniture | baseline P / R / F1 "
             "| inline bold P / R / F1 | read s/file first 10 / last 10 |"
         )
         self.stdout.write("|---|---|---|---|---|---|---|---|---|---|")
@@ -111,6 +127,8 @@ class Command(BaseCommand):
         texts: list[str] = []
         for path in devset.files():
             content = path.read_bytes()
+            if options["unmarked"]:
+                content = without_bold(content.decode("utf-8")).encode("utf-8")
             texts.append(content.decode("utf-8"))
             started = time.perf_counter()
             upload = file_upload(subject=subject, name=path.name, content=content, queue=False)
@@ -122,12 +140,18 @@ class Command(BaseCommand):
         furniture = [n for n in names if name_check(n).reason in FURNITURE_REASONS]
         gold = devset.glossary_terms()
         result = score(gold, names)
-        every = score(gold, bold_spans(texts))
-        inline = score(gold, bold_spans(texts, inline_only=True))
         self.stdout.write(f"{devset.name}: subject {organization.slug}/{external_id}")
         self.stdout.write(f"  map:               {result.line()}")
-        self.stdout.write(f"  every bold span:   {every.line()}")
-        self.stdout.write(f"  inline bold spans: {inline.line()}")
+        if options["unmarked"]:
+            every = score(gold, _copula_subjects(texts, subject.language))
+            inline_cell = "—"
+            self.stdout.write(f"  'X is a ...' subjects: {every.line()}")
+        else:
+            every = score(gold, bold_spans(texts))
+            inline = score(gold, bold_spans(texts, inline_only=True))
+            inline_cell = f"{inline.precision:.3f} / {inline.recall:.3f} / {inline.f1:.3f}"
+            self.stdout.write(f"  every bold span:   {every.line()}")
+            self.stdout.write(f"  inline bold spans: {inline.line()}")
         self.stdout.write(f"  furniture or function-word concepts: {len(furniture)} {furniture}")
         if options["show"]:
             self.stdout.write(f"  false positives: {result.false_positives[: options['show']]}")
@@ -138,6 +162,16 @@ class Command(BaseCommand):
             f"| {devset.name} | {len(texts)} | {len(names)} | {result.precision:.3f} "
             f"| {result.recall:.3f} | {result.f1:.3f} | {len(furniture)} "
             f"| {every.precision:.3f} / {every.recall:.3f} / {every.f1:.3f} "
-            f"| {inline.precision:.3f} / {inline.recall:.3f} / {inline.f1:.3f} "
+            f"| {inline_cell} "
             f"| {first:.2f} / {last:.2f} |"
         )
+
+
+def _copula_subjects(texts: list[str], code: str) -> list[str]:
+    """The unmarked baseline in the subject's language (its "is/are", "es/son", ...)."""
+    data = language.data(code) if code in language.languages() else {}
+    return copula_subjects(
+        texts,
+        copulas=set(data.get("weak_copulas", [])),
+        articles=set(data.get("leading_articles", [])),
+    )

@@ -338,6 +338,9 @@ DATA = {
     "plural_rules": [["ات", "ه"], ["ات", ""], ["ون", ""], ["ين", ""]],
     # Singular, plural pairs no ending rule gives.
     "irregular_plurals": [],
+    # Words that join the parts of a term's name ("angle of the mandible"): inside an
+    # unmarked sentence's subject, any other function word makes it a phrase, not a name.
+    "name_joining_words": [],
     # Function words: a name made only of them, or opening/closing on one, is no concept; they never make an edge.
     "function_words": [
         "في",

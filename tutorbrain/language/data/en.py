@@ -587,6 +587,9 @@ DATA = {
         ["vas", "vasa"],
         ["os", "ossa"],
     ],
+    # Words that join the parts of a term's name ("angle of the mandible"): inside an
+    # unmarked sentence's subject, any other function word makes it a phrase, not a name.
+    "name_joining_words": ["of"],
     # Function words: a name made only of them, or opening/closing on one, is no concept; they never make an edge.
     "function_words": [
         "the",

@@ -501,6 +501,9 @@ DATA = {
         ["régimen", "regímenes"],
         ["espécimen", "especímenes"],
     ],
+    # Words that join the parts of a term's name ("angle of the mandible"): inside an
+    # unmarked sentence's subject, any other function word makes it a phrase, not a name.
+    "name_joining_words": ["de", "del"],
     # Function words: a name made only of them, or opening/closing on one, is no concept; they never make an edge.
     "function_words": [
         "el",
