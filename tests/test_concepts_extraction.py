@@ -483,3 +483,15 @@ def test_in_a_file_that_marks_nothing_a_naming_phrase_introduces_a_term(text, na
 def test_a_person_a_naming_phrase_introduces_is_no_term():
     text = "The fossil skeleton known as Lucy was found in 1974. Lucy walked upright."
     assert "Lucy" not in {c.name for c in _extract(text).concepts}
+
+
+def test_a_list_line_term_dash_text_is_a_glossary_entry_even_when_the_dash_touches():
+    notes = (
+        "Landmarks of the skull:\n\n"
+        "- Mandibular fossa—This is the deep, oval-shaped depression on the base of the skull.\n"
+        "- Styloid process — A downward bony projection below the ear.\n"
+        "- Self-renewal keeps the stem cell pool in balance over a lifetime.\n"
+    )
+    names = {c.name for c in _extract(notes).concepts}
+    # A hyphen inside a word ("Self-renewal") is no separator.
+    assert names == {"Mandibular fossa", "Styloid process"}

@@ -94,7 +94,8 @@ _BOLD = re.compile(
 )
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
 _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?|]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
-_DASH = re.compile(r"^(?P<term>[^—–.!?|]{2,80}?)\s+[—–-]{1,2}\s+(?P<text>\S.+)$")
+# "Term - text", "Term — text", and "Term—This is …" (a dash, not a hyphen, may touch).
+_DASH = re.compile(r"^(?P<term>[^—–.!?|]{2,80}?)(?:\s+[—–-]{1,2}\s+|\s*[—–]\s*)(?P<text>\S.+)$")
 _LEADING_ASIDE = re.compile(r"^\s*\([^()]*\)")
 _PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
 _SENTENCE_SPLIT = re.compile(r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))\s+")
