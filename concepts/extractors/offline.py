@@ -375,6 +375,9 @@ def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
     part of a name ("which", "in"), at most TERM_MAX_WORDS. Where the name ends is a
     guess ("called alternative splicing makes proteins"): the caller keeps the part the
     file uses again."""
+    starts = {phrase[0] for phrase in _introducing_phrases()}
+    if starts.isdisjoint(tokens(sentence)):
+        return []  # most sentences name nothing: one set test, not one per phrase
     words = _strip_elision(_plain(sentence).split())
     lowered = [" ".join(tokens(w)) for w in words]
     joining = _articles() | _words_of("name_joining_words")
