@@ -12,8 +12,9 @@ comes from the `cut` column (the same on each of their rows) or from `--cuts FIL
 (student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
 generating model's own probabilities, and also scores that model's forecast from the
-checks before each cut (the ceiling for a belief fixed at the cut); `--demo` evaluates checks of histories from the
-demo's own generator (tutorbrain/evaluation/generator.py, the cell-biology template).
+checks before each cut (the ceiling for a belief fixed at the cut); `--demo` evaluates
+checks of histories from the demo's own generator (tutorbrain/evaluation/generator.py,
+the cell-biology template).
 
 The beliefs are derived through the real services in a scratch organization inside one
 transaction that is rolled back at the end (`--keep` commits it instead). Prints AUC, ECE
