@@ -155,10 +155,15 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
 
 
 class _Check(Protocol):
-    student: str
-    concept: str
-    verdict: str
-    time: datetime
+    # Read-only: the logged checks are frozen dataclasses.
+    @property
+    def student(self) -> str: ...
+    @property
+    def concept(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def time(self) -> datetime: ...
 
 
 # Draws of a student's unknowns (ability, rate, half-life, affinities) per forecast.
