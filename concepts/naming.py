@@ -245,14 +245,23 @@ def share_a_word(key_a: str, key_b: str) -> bool:
 ABBREVIATION_MAX_CHARS = 10
 
 
+def could_be_abbreviation(name: str) -> bool:
+    """One word of 2 to ABBREVIATION_MAX_CHARS characters with a capital: what
+    `is_abbreviation_of` asks of the short form before comparing letters."""
+    name = name.strip()
+    return (
+        " " not in name
+        and 2 <= len(name) <= ABBREVIATION_MAX_CHARS
+        and any(c.isupper() for c in name)
+    )
+
+
 def is_abbreviation_of(short: str, long: str) -> bool:
     """ "IQR" of "interquartile range", "DNA" of "deoxyribonucleic acid", "UDHR" of
     "Universal Declaration of Human Rights": one short word whose letters, first letter
     first, occur in order in the long form, with at least one capital."""
     short, long = short.strip(), long.strip()
-    if " " in short or not (2 <= len(short) <= ABBREVIATION_MAX_CHARS):
-        return False
-    if not any(c.isupper() for c in short) or len(long.split()) < 2:
+    if not could_be_abbreviation(short) or len(long.split()) < 2:
         return False
     letters = [c for c in normalize_text(short) if c.isalnum()]
     text = normalize_text(long)

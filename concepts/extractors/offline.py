@@ -35,6 +35,7 @@ membrane build on osmosis), or find a concept only implied. The LLM extractor ca
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
@@ -48,6 +49,7 @@ from concepts.extractors.base import (
 from concepts.lookup import word_variants
 from concepts.naming import (
     concept_key,
+    could_be_abbreviation,
     display_name,
     find_keys_in,
     is_abbreviation_of,
@@ -377,9 +379,9 @@ def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
     part of a name ("which", "in"), at most TERM_MAX_WORDS. Where the name ends is a
     guess ("called alternative splicing makes proteins"): the caller keeps the part the
     file uses again."""
-    starts = {phrase[0] for phrase in _introducing_phrases()}
-    if starts.isdisjoint(tokens(sentence)):
-        return []  # most sentences name nothing: one set test, not one per phrase
+    words_here = set(tokens(sentence))
+    if not any(set(phrase) <= words_here for phrase in _introducing_phrases()):
+        return []  # most sentences name nothing: a set test per phrase, not a scan
     words = _strip_elision(_plain(sentence).split())
     lowered = [" ".join(tokens(w)) for w in words]
     joining = _articles() | _words_of("name_joining_words")
@@ -560,6 +562,7 @@ class OfflineExtractor:
         if _is_front_matter(lines):
             return Extraction(extractor=self.name, concepts=[], rejected=[])
         candidates: dict[str, _Candidate] = {}
+        held_by_length: dict[int, list[str]] = defaultdict(list)  # keys by spaces, held order
         rejected: list[str] = []
         order: list[str] = []
         marked = _is_marked(lines)
@@ -588,7 +591,12 @@ class OfflineExtractor:
                 return
             key = concept_key(name)
             # "2.2 Genes" over "A gene is ...": one concept in the singular and plural.
-            key = next((k for k in candidates if same_but_number(k, key)), key)
+            # (A key already held is its own first match: a later key differing from it
+            # only by number would have joined it instead of being held.)
+            if key not in candidates:
+                # Only keys of as many words can differ by number alone.
+                same_length = held_by_length[key.count(" ")]
+                key = next((k for k in same_length if same_but_number(k, key)), key)
             # Italics outside bold: "**orbitales *s***" holds no italic term of its own.
             unbolded = _BOLD.sub(" ", _BLANKS.sub(" ", block_text))
             italic = [_plain(m.group(1) or m.group(2)) for m in _ITALIC.finditer(unbolded)]
@@ -596,6 +604,7 @@ class OfflineExtractor:
             if existing is None:
                 existing = candidates[key] = _Candidate(name, strength, definition, {page}, italic)
                 order.append(key)
+                held_by_length[key.count(" ")].append(key)
             else:
                 existing.pages.add(page)
                 if strength > existing.strength:
@@ -787,8 +796,14 @@ def _join_abbreviations(candidates: dict[str, _Candidate], order: list[str], tex
     """A candidate that is the defined abbreviation of another ("IQR" where the file writes
     "interquartile range (IQR)") becomes another name of it, not a concept of its own."""
     long_forms = {key: c for key, c in candidates.items()}
+    # What the file writes in parentheses: a short form written nowhere so ("(IQR)")
+    # needs no search of the whole file for "long form (IQR)".
+    in_parentheses = {m.strip().casefold() for m in re.findall(r"\(([^()]{1,40})\)", text)}
     for key in list(order):
         short = candidates[key]
+        if not could_be_abbreviation(short.name):
+            continue  # most names: no pair to test
+        written = short.name.strip().casefold() in in_parentheses
         for other_key, long in long_forms.items():
             if other_key == key or other_key not in candidates:
                 continue
@@ -797,8 +812,11 @@ def _join_abbreviations(candidates: dict[str, _Candidate], order: list[str], tex
             # times: 18 s on a 100-candidate section).
             if not is_abbreviation_of(short.name, long.name):
                 continue
-            if short.name in long.aliases or re.search(
-                rf"{re.escape(long.name)}\s*\(\s*{re.escape(short.name)}\s*\)", text, re.I
+            if short.name in long.aliases or (
+                written
+                and re.search(
+                    rf"{re.escape(long.name)}\s*\(\s*{re.escape(short.name)}\s*\)", text, re.I
+                )
             ):
                 if short.name not in long.aliases:
                     long.aliases.append(short.name)
