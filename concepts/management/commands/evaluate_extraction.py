@@ -20,6 +20,7 @@ from concepts.devset import (
 )
 from concepts.evaluation import evaluate, load_gold
 from concepts.models import Concept, FileReading, Prerequisite
+from concepts.naming import text_language
 from concepts.services import file_read, file_upload
 from concepts.validator import name_check
 from memory.errors import InvalidInput
@@ -143,7 +144,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{devset.name}: subject {organization.slug}/{external_id}")
         self.stdout.write(f"  map:               {result.line()}")
         if options["unmarked"]:
-            every = score(gold, _copula_subjects(texts, subject.language))
+            code = subject.language or text_language("\n".join(texts)) or ""
+            every = score(gold, _copula_subjects(texts, code))
             inline_cell = "—"
             self.stdout.write(f"  'X is a ...' subjects: {every.line()}")
         else:
