@@ -465,6 +465,8 @@ def test_in_a_file_that_marks_nothing_a_subject_shaped_like_a_phrase_is_no_term(
             "Presión parcial",
         ),
         ("Le passage de l'eau à travers la membrane est appelé osmose.", "Osmose"),
+        ("Ce passage de l'eau, c'est ce qu'on appelle l'osmose.", "Osmose"),
+        ("Le passage de l'eau à travers la membrane s'appelle l'osmose.", "Osmose"),
         (
             "A process called alternative splicing makes many proteins of one gene. With "
             "alternative splicing the cell reads a gene in several ways.",
@@ -495,3 +497,9 @@ def test_a_list_line_term_dash_text_is_a_glossary_entry_even_when_the_dash_touch
     names = {c.name for c in _extract(notes).concepts}
     # A hyphen inside a word ("Self-renewal") is no separator.
     assert names == {"Mandibular fossa", "Styloid process"}
+
+
+def test_the_subject_of_is_called_is_a_description_not_the_term():
+    text = "The hollow central region is called the medullary cavity.\n"
+    names = {c.name for c in _extract(text).concepts}
+    assert names == {"Medullary cavity"}

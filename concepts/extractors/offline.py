@@ -355,6 +355,10 @@ def _term_before_copula(sentence: str) -> tuple[str, str, bool] | None:
     for end in range(1, min(TERM_MAX_WORDS + 2, len(words))):
         for copula in _copulas():
             if lowered[end : end + len(copula)] == copula:
+                if copula in _introducing_phrases():
+                    # "The hollow region is called the medullary cavity": the name
+                    # comes after the phrase (`_terms_after_naming_phrase`), not before.
+                    return None
                 term_words = words[:end]
                 if [t for t in lowered[:end] if t] and lowered[0] in _articles() and end > 1:
                     term_words = words[1:end]
@@ -382,16 +386,28 @@ def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
     words_here = set(tokens(sentence))
     if not any(set(phrase) <= words_here for phrase in _introducing_phrases()):
         return []  # most sentences name nothing: a set test per phrase, not a scan
-    words = _strip_elision(_plain(sentence).split())
+    words = _plain(sentence).split()
     lowered = [" ".join(tokens(w)) for w in words]
+    # The sentence's tokens, each with the word it belongs to: "qu'on appelle" is three
+    # tokens in two words.
+    flat = [(t, i) for i, w in enumerate(lowered) for t in w.split()]
     joining = _articles() | _words_of("name_joining_words")
     out = []
     for phrase in _introducing_phrases():
-        for i in range(len(words) - len(phrase)):
-            if lowered[i : i + len(phrase)] != phrase:
+        n = len(phrase)
+        for p in range(len(flat) - n):
+            if [t for t, _ in flat[p : p + n]] != phrase:
                 continue
-            start = i + len(phrase)
-            if lowered[start] in _articles():
+            if p and flat[p - 1][1] == flat[p][1]:
+                continue  # the phrase starts inside a word
+            if flat[p + n - 1][1] == flat[p + n][1]:
+                continue  # or ends inside one
+            start = flat[p + n][1]
+            first = _strip_elision([words[start]])[0]  # "l'osmose" -> "osmose"
+            if first != words[start]:
+                words, lowered = list(words), list(lowered)
+                words[start], lowered[start] = first, " ".join(tokens(first))
+            elif lowered[start] in _articles() and start + 1 < len(words):
                 start += 1
             term: list[str] = []
             punctuated = False  # the name ends at a punctuation mark or an aside

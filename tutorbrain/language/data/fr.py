@@ -668,6 +668,9 @@ DATA = {
         "dénommé",
         "qu'on appelle",
         "on appelle",
+        "s'appelle",
+        "s'appellent",
+        "se nomme",
     ],
     # Copulas that alone do not make a definition in unmarked text ("X is busy").
     "weak_copulas": ["est", "sont"],
