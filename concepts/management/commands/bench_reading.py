@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -43,6 +44,39 @@ def _median_ms(values: list[float]) -> float:
 def _percentile_ms(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+
+# A file this many times slower than the median is an outlier of the run (the worker
+# loading the embedding model on its first names), not a reading cost.
+OUTLIER_TIMES_MEDIAN = 5.0
+
+
+@dataclass(frozen=True)
+class CostFit:
+    """Reading time = fixed_ms + per_concept_ms x concepts found, by least squares."""
+
+    fixed_ms: float
+    per_concept_ms: float
+
+    def per_concept_ms_for(self, first: float, last: float, ratio: float = 1.5) -> float | None:
+        """The per-concept cost at which files finding `last` concepts take `ratio` times
+        files finding `first`; None when they would at any cost."""
+        if last <= ratio * first:
+            return None
+        return (ratio - 1.0) * self.fixed_ms / (last - ratio * first)
+
+
+def cost_fit(seconds: list[float], concepts: list[int]) -> CostFit | None:
+    """The fit over a run's files, outliers left out; None with fewer than three files
+    or no spread in the concepts found."""
+    limit = OUTLIER_TIMES_MEDIAN * statistics.median(seconds) if seconds else 0.0
+    points = [(n, t * 1000) for t, n in zip(seconds, concepts, strict=True) if t <= limit]
+    if len(points) < 3 or len({n for n, _ in points}) < 2:
+        return None
+    slope, intercept = statistics.linear_regression(
+        [float(n) for n, _ in points], [t for _, t in points]
+    )
+    return CostFit(fixed_ms=intercept, per_concept_ms=slope)
 
 
 class Command(BaseCommand):
@@ -101,7 +135,7 @@ class Command(BaseCommand):
         self, files: list[Path], raw_key: str, tag: str, language: str, organization, queue: str
     ):
         client = Client(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
-        durations = self._read_all(client, files, f"book-{tag}", language, organization)
+        durations, found = self._read_all(client, files, f"book-{tag}", language, organization)
         first, last = durations[:10], durations[-10:]
         ratio = _median_ms(last) / _median_ms(first) if first and _median_ms(first) else 0.0
         self.stdout.write(
@@ -110,6 +144,19 @@ class Command(BaseCommand):
             f"all: median {_median_ms(durations):.0f} ms, p90 {_percentile_ms(durations, 0.9):.0f} ms, "
             f"p95 {_percentile_ms(durations, 0.95):.0f} ms"
         )
+        fit = cost_fit(durations, found)
+        if fit is not None:
+            first_n, last_n = statistics.median(found[:10]), statistics.median(found[-10:])
+            needed = fit.per_concept_ms_for(first_n, last_n)
+            self.stdout.write(
+                f"time = {fit.fixed_ms:.0f} ms + {fit.per_concept_ms:.2f} ms x concepts found; "
+                f"concepts a file, median: first ten {first_n:.0f}, last ten {last_n:.0f}; "
+                + (
+                    "last / first within 1.5x at any per-concept cost"
+                    if needed is None
+                    else f"within 1.5x only at <= {needed:.2f} ms a concept"
+                )
+            )
         if len(files) <= 10:
             return
         # The same last ten files into a fresh map: what the map's size costs, apart from
@@ -120,7 +167,7 @@ class Command(BaseCommand):
             # the first worker's caches (its name vectors cost nothing there).
             self._stop_worker()
             self.worker = self._start_worker(queue)
-        fresh = self._read_all(client, files[-10:], f"book-{tag}-fresh", language, organization)
+        fresh, _ = self._read_all(client, files[-10:], f"book-{tag}-fresh", language, organization)
         self.stdout.write(
             f"last ten into the whole book's map {_median_ms(last):.0f} ms, into a fresh map "
             f"{_median_ms(fresh):.0f} ms (median), ratio {_median_ms(last) / _median_ms(fresh):.2f}; "
@@ -129,9 +176,11 @@ class Command(BaseCommand):
 
     def _read_all(
         self, client: Client, files: list[Path], subject_id: str, language: str, organization
-    ) -> list[float]:
-        """Upload the files one after another into one subject; each one's reading time."""
+    ) -> tuple[list[float], list[int]]:
+        """Upload the files one after another into one subject; each one's reading time
+        and the concepts it found."""
         durations: list[float] = []
+        found: list[int] = []
         for index, path in enumerate(files, start=1):
             response = client.post(
                 "/api/v1/files/",
@@ -149,6 +198,7 @@ class Command(BaseCommand):
             assert reading.started_at is not None and reading.finished_at is not None
             seconds = (reading.finished_at - reading.started_at).total_seconds()
             durations.append(seconds)
+            found.append(reading.concepts_found)
             subject = Subject.objects.get(organization=organization, external_id=subject_id)
             size = SubjectMap.objects.filter(subject=subject).values_list(
                 "concept_count", flat=True
@@ -157,7 +207,7 @@ class Command(BaseCommand):
                 f"{index:3d} {path.name:60s} {reading.state:6s} {seconds * 1000:8.0f} ms "
                 f"found {reading.concepts_found:3d}  map {size.first() or 0:5d} concepts"
             )
-        return durations
+        return durations, found
 
     def _wait(self, file_id: int, name: str) -> FileReading:
         deadline = time.monotonic() + WAIT_SECONDS_PER_FILE
