@@ -32,6 +32,8 @@ DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
         "مقدمة", "ملخص", "أخطاء شائعة", "تمارين", "الفصل الثالث",
         # Numbered headings with words and roman numerals
         "Chapter Three", "Unit IV", "Tema 1",
+        # A note-taker's emphasis, singular and plural
+        "Key idea", "Main ideas", "Idea clave", "Ideia principal", "Idée clé", "فكرة رئيسية",
     ],
 )  # fmt: skip
 def test_section_furniture_and_numbered_headings_in_five_languages_are_rejected(name):
