@@ -33,12 +33,15 @@ NAME_MIN_CHARS = 2
 _ROMAN = re.compile(r"^[ivxlc]+$")
 _SENTENCE_END = re.compile(r"[.!?؟。]\s*$")
 # Characters no concept name carries: formulas, Markdown/HTML markup, table cells.
-_FORMULA_OR_MARKUP = re.compile(r"[$|=\\{}<>~#@]|//|__|\*")
+_FORMULA_OR_MARKUP = re.compile(r"[$|=\\{}<>~#@;]|//|__|\*")
 # Sub/superscript marks are fine inside a real name ("G_1 phase", "orbital sp^3") only.
 _SCRIPT_MARK = re.compile(r"[\^_]")
-# A list bullet or an item number opening the name: "- cell", "• ATP", "1. Osmosis", "a) ...".
+# A list bullet or an item number opening the name: "- cell", "• ATP", "1. Osmosis", "a) ...",
+# "B. Cell structure". A capital and a dot before a lower-case word abbreviate a genus
+# ("E. coli", "S. aureus"): a name.
 _LEADING_NUMBER_OR_BULLET = re.compile(
-    r"^\s*(?:[-–—*+•·▪●◦]|\d+(?:[.,:)]\d*)*[.,:)]?\s|\d+$|\(?[a-z][.)]\s)", re.IGNORECASE
+    r"^\s*(?:[-–—*+•·▪●◦]|\d+(?:[.,:)]\d*)*[.,:)]?\s|\d+$|\(?[a-zA-Z]\)\s|[a-z]\.\s"
+    r"|[A-Z]\.\s+(?=[A-Z0-9(]))"
 )
 # A word with at least this many letters makes a name more than a symbol ("Χ^2" is none).
 WORD_MIN_LETTERS = 3
@@ -152,6 +155,8 @@ def _fragment_check(raw: str, words: list[str]) -> Verdict:
     function_words = _words("function_words")
     if all(w in function_words or w.isdigit() for w in words):
         return Verdict(False, "only function words")
+    if len(words) > 1 and all(len(w) == 1 for w in words):
+        return Verdict(False, "an abbreviation of the writing (e.g., i.e.), not a name")
     content = words[1:] if len(words) > 1 and words[0] in _words("leading_articles") else words
     # A one-letter word is a label ("S phase", "vitamin D"), not an elided article.
     if any(w in function_words and len(w) > 1 for w in (content[0], content[-1])):

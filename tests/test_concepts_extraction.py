@@ -230,7 +230,9 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         # Formula, markup and table fragments.
         "$σ^2 =//", "| Life Expectancy at Birth", "Chance, N =", "Χ^2", "___ and ___",
         # Leading numbers and bullets.
-        "1. Osmosis", "- cell", "• ATP",
+        "1. Osmosis", "- cell", "• ATP", "A. Introduction", "b. cell wall", "(c) Osmosis",
+        # A note-taker's steps, tips and shorthand, five languages.
+        "Step 1", "Exam tip", "Tips", "E.g", "TL;DR", "Paso 2", "Dica", "Étape 3", "نصيحة",
         # Instructions and clauses.
         "Calculate the mass", "Determine el volumen", "Arrow down to Xlist",
         "rules that govern voting",
@@ -246,6 +248,10 @@ def test_non_concepts_are_refused_in_five_languages(name):
         "Tabla periódica", "Solución acuosa", "G_1 phase", "S phase", "vitamin D",
         "ligament of the head of the femur", "Unidades del SI", "no metálico",
         "par solitario", "state of nature", "general will", "checks and balances",
+        # A genus abbreviated before its species is no list bullet.
+        "E. coli", "S. aureus",
+        # A label word inside a longer name.
+        "Root tip", "Step function", "Consejo de Seguridad",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):
@@ -505,3 +511,20 @@ def test_the_subject_of_is_called_is_a_description_not_the_term():
     text = "The hollow central region is called the medullary cavity.\n"
     names = {c.name for c in _extract(text).concepts}
     assert names == {"Medullary cavity"}
+
+
+def test_a_genus_abbreviated_before_its_species_ends_no_sentence():
+    text = "Bacteria such as **E. coli** live in the gut. A **probiotic** is a live microbe.\n"
+    assert {c.name for c in _extract(text).concepts} == {"E. coli", "Probiotic"}
+
+
+def test_a_note_takers_emphasis_is_no_concept():
+    notes = (
+        "# Lecture 4\n\n"
+        "- **Enzyme**: a protein that speeds up a reaction.\n"
+        "- **Step 1**: the substrate binds the **active site**. **Step 2**: products leave.\n"
+        "- **Exam tip**: know the **induced fit** model! **Key idea**: energy is needed.\n"
+        "- **TL;DR** enzymes are catalysts. **e.g.** amylase.\n"
+    )
+    names = {c.name for c in _extract(notes).concepts}
+    assert names == {"Enzyme", "Active site", "Induced fit"}

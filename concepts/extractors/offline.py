@@ -102,9 +102,11 @@ _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?|]{2,80}?)\s*[:：]\s+(?P<text>\S.+)
 _DASH = re.compile(r"^(?P<term>[^—–.!?|]{2,80}?)(?:\s+[—–-]{1,2}\s+|\s*[—–]\s*)(?P<text>\S.+)$")
 _LEADING_ASIDE = re.compile(r"^\s*\([^()]*\)")
 _PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
-_SENTENCE_SPLIT = re.compile(r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))\s+")
+# No sentence ends at a genus abbreviated before its species: "E. coli", "S. aureus".
+_NOT_A_GENUS = r"(?!(?<=(?<!\w)[A-Z]\.)\s+[a-z])"
+_SENTENCE_SPLIT = re.compile(r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))" + _NOT_A_GENUS + r"\s+")
 # Definitions are looked for per clause too: "the genotype is ...; the phenotype is ...".
-_CLAUSE_SPLIT = re.compile(r"(?:(?<=[.!?؟;؛])|(?<=[.!?؟;؛][)\]”’\"]))\s+")
+_CLAUSE_SPLIT = re.compile(r"(?:(?<=[.!?؟;؛])|(?<=[.!?؟;؛][)\]”’\"]))" + _NOT_A_GENUS + r"\s+")
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 _ADDRESS = re.compile(r"\S*(?:://|www\.|\.(?:com|org|edu|gov|net)\b)\S*|\S+/\S+")
 # What a bold term's name loses at its ends.

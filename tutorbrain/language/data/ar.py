@@ -392,6 +392,10 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "خطوة",
+        "الخطوة",
+        "نصيحة",
+        "نصائح",
         "ملاحظة",
         "ملاحظات",
         "مسألة",

@@ -712,6 +712,15 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "step",
+        "steps",
+        "tip",
+        "tips",
+        "exam tip",
+        "exam tips",
+        "pro tip",
+        "study tip",
+        "study tips",
         "note",
         "notes",
         "problem",

@@ -593,6 +593,10 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "paso",
+        "pasos",
+        "consejo",
+        "consejos",
         "nota",
         "notas",
         "problema",

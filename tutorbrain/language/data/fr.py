@@ -580,6 +580,12 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "étape",
+        "étapes",
+        "astuce",
+        "astuces",
+        "conseil",
+        "conseils",
         "remarque",
         "remarques",
         "note",

@@ -583,6 +583,10 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "passo",
+        "passos",
+        "dica",
+        "dicas",
         "nota",
         "notas",
         "problema",
