@@ -712,6 +712,13 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "def",
+        "defn",
+        "definition",
+        "definitions",
+        "ex",
+        "eg",
+        "vocab",
         "step",
         "steps",
         "tip",

@@ -593,6 +593,12 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "def",
+        "definición",
+        "definiciones",
+        "ej",
+        "obs",
+        "observación",
         "paso",
         "pasos",
         "consejo",

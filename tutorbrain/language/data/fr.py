@@ -580,6 +580,12 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "déf",
+        "définition",
+        "définitions",
+        "ex",
+        "rq",
+        "rem",
         "étape",
         "étapes",
         "astuce",
@@ -621,6 +627,8 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "retenir",
+        "retenez",
         "calculez",
         "calculer",
         "déterminez",

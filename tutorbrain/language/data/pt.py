@@ -583,6 +583,12 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "def",
+        "definição",
+        "definições",
+        "ex",
+        "obs",
+        "observação",
         "passo",
         "passos",
         "dica",
