@@ -392,6 +392,9 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "مهم",
+        "مهم جدا",
+        "هام",
         "تعريف",
         "خطوة",
         "الخطوة",
@@ -429,6 +432,9 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "انظر",
+        "اسأل",
+        "راجع",
         "احسب",
         "حدد",
         "اشرح",

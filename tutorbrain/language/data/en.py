@@ -712,6 +712,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "important",
+        "very important",
         "def",
         "defn",
         "definition",
@@ -776,6 +778,8 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "see",
+        "ask",
         "arrow",
         "calculate",
         "compute",

@@ -593,6 +593,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "importante",
+        "muy importante",
         "def",
         "definición",
         "definiciones",
@@ -640,6 +642,9 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "ver",
+        "preguntar",
+        "consultar",
         "calcule",
         "calcular",
         "determine",

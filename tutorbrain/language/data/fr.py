@@ -580,6 +580,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "important",
+        "très important",
         "déf",
         "définition",
         "définitions",
@@ -627,6 +629,9 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "voir",
+        "demander",
+        "consulter",
         "retenir",
         "retenez",
         "calculez",

@@ -583,6 +583,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "importante",
+        "muito importante",
         "def",
         "definição",
         "definições",
@@ -628,6 +630,9 @@ DATA = {
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
+        "ver",
+        "perguntar",
+        "consultar",
         "calcule",
         "calcular",
         "determine",
