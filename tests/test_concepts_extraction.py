@@ -532,3 +532,15 @@ def test_a_note_takers_emphasis_is_no_concept():
     )
     names = {c.name for c in _extract(notes).concepts}
     assert names == {"Enzyme", "Active site", "Induced fit"}
+
+
+def test_a_notes_term_followed_by_an_equals_sign_or_a_colon_is_defined_there():
+    notes = (
+        "- **Atom**: smallest unit of an element.\n"
+        "- **Proton** = positive charge; **neutron** = no charge.\n"
+    )
+    # "Proton" opens its line capitalised and is written nowhere in lower case: only as
+    # a defined term is it a concept and not a name in passing.
+    by_name = {c.name: c for c in _extract(notes).concepts}
+    assert set(by_name) == {"Atom", "Proton", "Neutron"}
+    assert by_name["Proton"].defines

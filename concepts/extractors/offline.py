@@ -560,7 +560,10 @@ def _naming_context(sentence: str, start: int, end: int) -> bool:
     **osmosis**", "se denomina **ósmosis**")."""
     # "**Autophagy** (“self-eating”) is …": an aside in parentheses right after the term
     # is skipped whole.
-    after = tokens(_plain(_LEADING_ASIDE.sub("", sentence[end:], count=1)))[:4]
+    rest = _LEADING_ASIDE.sub("", sentence[end:], count=1).lstrip(" *_")
+    if rest[:1] in ("=", ":", "：") and rest[1:2] != "=":
+        return True  # a note's "**Proton** = positive charge", "**Enzyme**: a protein …"
+    after = tokens(_plain(rest))[:4]
     for copula in _copulas():
         for skip in range(0, 2):  # "**Osmosis**, or water diffusion, is": one aside word
             if after[skip : skip + len(copula)] == copula:
