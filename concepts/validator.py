@@ -75,6 +75,20 @@ def _words(key: str) -> frozenset[str]:
     return frozenset(w for p in _phrases(key) for w in p.split())
 
 
+@cache
+def _weekdays() -> frozenset[str]:
+    """The days of the week in every student language (CLDR, shipped with babel): a
+    note's "**viernes**" or "**Lundi**" is a deadline, never a concept. (Months are not
+    refused: "Mars" and "May" are names in other languages.)"""
+    from babel.dates import get_day_names
+
+    return frozenset(
+        " ".join(tokens(day))
+        for code in language.languages()
+        for day in get_day_names("wide", locale=code).values()
+    )
+
+
 def _is_label_word(word: str) -> bool:
     return _is_number_word(word) or (len(word) == 1 and word.isalpha()) or word.isdigit()
 
@@ -96,6 +110,8 @@ def name_check(name: str) -> Verdict:
     joined = " ".join(words)
     if joined in _phrases("section_furniture"):
         return Verdict(False, "section furniture")
+    if joined in _weekdays():
+        return Verdict(False, "a day of the week, not a concept")
     if all(_is_number_word(w) for w in words):
         return Verdict(False, "a number, not a name")
     # "Chapter 3", "Capítulo 2: La célula", "الفصل الثالث", "Unit IV - Cells".

@@ -236,6 +236,9 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         "Def", "Definition 2.1", "Ej", "Obs", "Déf", "Rq", "Retenir", "تعريف",
         "Important", "Importante", "مهم جدا", "See slide 14", "Ask prof", "Ver slide 14",
         "Perguntar ao professor", "Voir la page 3", "انظر الشريحة 14",
+        "Exam question", "Pregunta de examen", "Question d'examen", "OJO",
+        # A deadline's day, five languages.
+        "Friday", "viernes", "Segunda-feira", "Lundi", "الجمعة",
         # Instructions and clauses.
         "Calculate the mass", "Determine el volumen", "Arrow down to Xlist",
         "rules that govern voting",
@@ -255,7 +258,7 @@ def test_non_concepts_are_refused_in_five_languages(name):
         "E. coli", "S. aureus",
         # A label word inside a longer name, or a name that starts like one.
         "Root tip", "Step function", "Consejo de Seguridad", "Exon", "Definite integral",
-        "Seed", "Verano", "Important concept",
+        "Seed", "Verano", "Important concept", "Sunday school", "Mars", "Ojo de buey",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):

@@ -392,6 +392,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "سؤال امتحان",
+        "أسئلة امتحان",
         "مهم",
         "مهم جدا",
         "هام",

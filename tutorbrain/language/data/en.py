@@ -712,6 +712,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "exam question",
+        "exam questions",
         "important",
         "very important",
         "def",

@@ -593,6 +593,9 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "pregunta de examen",
+        "preguntas de examen",
+        "ojo",
         "importante",
         "muy importante",
         "def",

@@ -580,6 +580,8 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "question d'examen",
+        "questions d'examen",
         "important",
         "très important",
         "déf",

@@ -583,6 +583,9 @@ DATA = {
     ],
     # Exercise and layout furniture in singular and plural: a name that is only this is no concept.
     "block_labels": [
+        "pergunta de prova",
+        "questão de prova",
+        "perguntas de prova",
         "importante",
         "muito importante",
         "def",
