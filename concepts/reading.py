@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
@@ -108,12 +109,35 @@ def pdf_page_count(content: bytes) -> int:
     return len(_pdf_reader(content).pages)
 
 
+# A word the PDF's typesetting broke at a line end: "mem-\nbrane", "Osmo-\nsis".
+_LINE_END_HYPHEN = re.compile(r"(\w+)-[ \t]*\n[ \t]*(\w+)([^\w\s]*)")
+
+
+def _dehyphenate(text: str) -> str:
+    """Words broken at a line end joined again, the line break moved after them: without
+    the hyphen, unless the text writes the hyphenated form elsewhere and never the joined
+    one ("cell-\nbased" stays "cell-based" where "cell-based" occurs). A line whose next
+    one starts with a capital or a digit is left alone ("Type-\nA" is no broken word)."""
+    words = {w.casefold() for w in re.findall(r"\w+(?:-\w+)*", text)}
+
+    def join(match: re.Match) -> str:
+        head, tail, punctuation = match.groups()
+        if not tail[:1].islower():
+            return match.group(0)
+        hyphenated, joined = f"{head}-{tail}", f"{head}{tail}"
+        if hyphenated.casefold() in words and joined.casefold() not in words:
+            return hyphenated + punctuation + "\n"
+        return joined + punctuation + "\n"
+
+    return _LINE_END_HYPHEN.sub(join, text)
+
+
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
     pages: list[str] = []
     for number, page in enumerate(reader.pages, start=1):
         try:
-            pages.append(page.extract_text() or "")
+            pages.append(_dehyphenate(page.extract_text() or ""))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
     if not any(p.strip() for p in pages):

@@ -137,6 +137,47 @@ def test_pdf_pages_are_kept_with_each_concept():
     assert concepts["Photosynthesis"].pages == [3]
 
 
+def _pdf_of_lines(lines: list[str]) -> bytes:
+    """A one-page PDF with a real text layer (matplotlib, as tests/data's make_pdf.py)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    matplotlib.rcParams["pdf.fonttype"] = 42
+    buffer = io.BytesIO()
+    with PdfPages(buffer) as pdf:
+        figure = plt.figure(figsize=(8.27, 11.69))
+        for k, line in enumerate(lines):
+            figure.text(0.08, 0.95 - 0.028 * k, line, fontsize=10, family="DejaVu Sans")
+        pdf.savefig(figure)
+        plt.close(figure)
+    return buffer.getvalue()
+
+
+def test_words_a_pdf_breaks_at_a_line_end_are_read_whole():
+    content = _pdf_of_lines(
+        [
+            "The plasma membrane separates the inside of the cell from its surrounding envi-",
+            "ronment. Osmosis is the diffusion of water across a selectively permeable mem-",
+            "brane. Facilitated diffusion is the movement of molecules through channel pro-",
+            "teins. Many cell-based therapies use stem cells, and each cell-",
+            "based therapy is tested for years before it is used.",
+        ]
+    )
+    text = parse(content, file_kind("notes.pdf")).pages[0]
+    assert "environment" in text and "membrane" in text and "proteins" in text
+    # A compound the text writes with its hyphen elsewhere keeps it.
+    assert "each cell-based" in text and "cellbased" not in text
+    assert "environment." in text  # the word's punctuation comes with it
+    names = {c.name for c in OfflineExtractor().extract(pages=[text]).concepts}
+    assert {"Osmosis", "Facilitated diffusion"} <= names
+    assert not [n for n in names if "-" in n and " " in n]  # no "diffu- sion"
+
+
 @pytest.fixture
 def sample_map(pair, django_capture_on_commit_callbacks):
     for name in ("cell-biology-notes.md", "capitulo-transporte.md", "energy-in-the-cell.pdf"):
