@@ -132,12 +132,23 @@ def _dehyphenate(text: str) -> str:
     return _LINE_END_HYPHEN.sub(join, text)
 
 
+# Typographic ligatures a PDF's text layer keeps as one character ("ﬁbrous").
+_LIGATURES = str.maketrans(
+    {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
+)
+
+
+def clean_pdf_text(text: str) -> str:
+    """A page's text layer as words: ligatures spelled out, broken words joined."""
+    return _dehyphenate(text.translate(_LIGATURES))
+
+
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
     pages: list[str] = []
     for number, page in enumerate(reader.pages, start=1):
         try:
-            pages.append(_dehyphenate(page.extract_text() or ""))
+            pages.append(clean_pdf_text(page.extract_text() or ""))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
     if not any(p.strip() for p in pages):

@@ -10,7 +10,7 @@ import pytest
 from concepts.evaluation import evaluate, load_gold
 from concepts.extractors.offline import OfflineExtractor
 from concepts.models import Concept, ConceptSource, FileReading
-from concepts.reading import file_kind, parse
+from concepts.reading import clean_pdf_text, file_kind, parse
 from concepts.services import file_read, file_upload
 from concepts.validator import name_check, strip_heading_number
 
@@ -156,6 +156,10 @@ def _pdf_of_lines(lines: list[str]) -> bytes:
         pdf.savefig(figure)
         plt.close(figure)
     return buffer.getvalue()
+
+
+def test_a_pdfs_ligatures_are_spelled_out():
+    assert clean_pdf_text("ﬁbrous proteins ﬂow; the eﬀect") == "fibrous proteins flow; the effect"
 
 
 def test_words_a_pdf_breaks_at_a_line_end_are_read_whole():
