@@ -143,6 +143,50 @@ def clean_pdf_text(text: str) -> str:
     return _dehyphenate(text.translate(_LIGATURES))
 
 
+# A running header or footer: a line among the first or last RUNNING_LINE_DEPTH of a
+# page that recurs, digits aside ("Chapter 3 | Cell Transport", "45"), on at least
+# RUNNING_LINE_MIN_SHARE of the pages, and on RUNNING_LINE_MIN_PAGES or more.
+RUNNING_LINE_DEPTH = 2
+RUNNING_LINE_MIN_SHARE = 0.5
+RUNNING_LINE_MIN_PAGES = 3
+_DIGITS = re.compile(r"\d+")
+
+
+def _edge_lines(lines: list[str]) -> list[int]:
+    """Indexes of a page's first and last RUNNING_LINE_DEPTH non-empty lines."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:RUNNING_LINE_DEPTH] + filled[-RUNNING_LINE_DEPTH:]))
+
+
+def drop_running_lines(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers: a header glued to a page's
+    first sentence ("Chapter 3 | Cell Transport Osmosis is …") hides its definition."""
+    if len(pages) < RUNNING_LINE_MIN_PAGES:
+        return pages
+
+    def shape(line: str) -> str:
+        return _DIGITS.sub("#", " ".join(line.split())).casefold()
+
+    split = [page.splitlines() for page in pages]
+    counts: dict[str, int] = {}
+    for lines in split:
+        for form in {shape(lines[i]) for i in _edge_lines(lines)}:
+            counts[form] = counts.get(form, 0) + 1
+    needed = max(RUNNING_LINE_MIN_PAGES, RUNNING_LINE_MIN_SHARE * len(pages))
+    running = {form for form, n in counts.items() if n >= needed}
+    if not running:
+        return pages
+    out = []
+    for lines in split:
+        edges = set(_edge_lines(lines))
+        out.append(
+            "\n".join(
+                line for i, line in enumerate(lines) if i not in edges or shape(line) not in running
+            )
+        )
+    return out
+
+
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
     pages: list[str] = []
@@ -151,6 +195,7 @@ def _pdf_pages(content: bytes) -> list[str]:
             pages.append(clean_pdf_text(page.extract_text() or ""))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
+    pages = drop_running_lines(pages)
     if not any(p.strip() for p in pages):
         raise UnreadableFile("the PDF has no text layer (a scan?); nothing to read")
     return pages

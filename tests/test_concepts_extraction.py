@@ -10,7 +10,7 @@ import pytest
 from concepts.evaluation import evaluate, load_gold
 from concepts.extractors.offline import OfflineExtractor
 from concepts.models import Concept, ConceptSource, FileReading
-from concepts.reading import clean_pdf_text, file_kind, parse
+from concepts.reading import clean_pdf_text, drop_running_lines, file_kind, parse
 from concepts.services import file_read, file_upload
 from concepts.validator import name_check, strip_heading_number
 
@@ -156,6 +156,28 @@ def _pdf_of_lines(lines: list[str]) -> bytes:
         pdf.savefig(figure)
         plt.close(figure)
     return buffer.getvalue()
+
+
+def test_a_pdfs_running_headers_and_page_numbers_are_dropped():
+    definitions = [
+        "Osmosis is the diffusion of water across a selectively permeable membrane.",
+        "Diffusion is the movement of particles from high to low concentration.",
+        "Active transport is the movement of molecules against their gradient.",
+        "Endocytosis is the process by which cells take in material in a vesicle.",
+    ]
+    more = ["Water follows salt.", "It needs no energy.", "It needs ATP.", "Cells eat so."]
+    pages = [
+        f"Chapter 3 | Cell Transport\n{text}\n{more[k]}\n{45 + k}"
+        for k, text in enumerate(definitions)
+    ]
+    clean = drop_running_lines(pages)
+    assert clean[0] == definitions[0] + "\nWater follows salt."
+    # The header glued to each page's first sentence hid its definition.
+    names = {c.name for c in OfflineExtractor().extract(pages=clean).concepts}
+    assert names == {"Osmosis", "Diffusion", "Active transport", "Endocytosis"}
+    assert not {c.name for c in OfflineExtractor().extract(pages=pages).concepts}
+    # Two pages are too few to tell a running header from a title.
+    assert drop_running_lines(pages[:2]) == pages[:2]
 
 
 def test_a_pdfs_ligatures_are_spelled_out():
