@@ -1,7 +1,9 @@
 """Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf).
 
 A text or Markdown file is one page unless it contains form feeds (each starts a new
-page). A PDF keeps its own pages, numbered from 1 as a reader sees them.
+page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
+layer is read as words (`clean_pdf_text`: ligatures spelled out, words broken at a line
+end joined) without running headers and footers (`drop_running_lines`).
 """
 
 from __future__ import annotations
