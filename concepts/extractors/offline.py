@@ -393,7 +393,7 @@ def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
     # The sentence's tokens, each with the word it belongs to: "qu'on appelle" is three
     # tokens in two words.
     flat = [(t, i) for i, w in enumerate(lowered) for t in w.split()]
-    joining = _articles() | _words_of("name_joining_words")
+    joining = _joining()
     out = []
     for phrase in _introducing_phrases():
         n = len(phrase)
@@ -407,7 +407,6 @@ def _terms_after_naming_phrase(sentence: str) -> list[tuple[list[str], bool]]:
             start = flat[p + n][1]
             first = _strip_elision([words[start]])[0]  # "l'osmose" -> "osmose"
             if first != words[start]:
-                words, lowered = list(words), list(lowered)
                 words[start], lowered[start] = first, " ".join(tokens(first))
             elif lowered[start] in _articles() and start + 1 < len(words):
                 start += 1
@@ -479,12 +478,23 @@ def _shaped_like_a_name(term_words: list[str]) -> bool:
     definition" or "Carotid canal—The carotid canal" are phrases that happen to open a
     sentence; the authors' glossaries hold almost no name shaped so. Judged on what the
     name keeps: "Lordosis, or swayback," and "floating ribs (11–12)" are names."""
-    name = re.split(r"\s*[,(]", _PARENTHESIS.sub("", " ".join(term_words)), maxsplit=1)[0]
+    name = _before_aside(" ".join(term_words))
     if any(dash in name for dash in "—–"):
         return False
     inner = tokens(name)[1:-1]
-    joining = _articles() | _words_of("name_joining_words")
-    return not any(t in _words_of("function_words") and t not in joining for t in inner)
+    return not any(t in _words_of("function_words") and t not in _joining() for t in inner)
+
+
+def _before_aside(name: str) -> str:
+    """What a name keeps of its text: "carga nuclear efectiva, o Z_eff", "óxido de zinc,
+    ZnO", "presión (STP" -> the words before the aside; parentheses dropped."""
+    return re.split(r"\s*[,(]", _PARENTHESIS.sub("", name), maxsplit=1)[0]
+
+
+@cache
+def _joining() -> frozenset[str]:
+    """Words that may stand inside a name: articles and joining words ("of the")."""
+    return _articles() | _words_of("name_joining_words")
 
 
 def _bold_terms(text: str) -> list[tuple[str, int, int]]:
@@ -601,9 +611,7 @@ class OfflineExtractor:
                 outer = _PARENTHESIS.sub("", name).strip()
                 if is_abbreviation_of(inner, outer) or is_abbreviation_of(outer, inner):
                     alias = alias or inner
-            # "carga nuclear efectiva, o Z_eff", "óxido de zinc, ZnO", "presión (STP":
-            # the name is what comes before the aside.
-            name = re.split(r"\s*[,(]", _PARENTHESIS.sub("", name), maxsplit=1)[0]
+            name = _before_aside(name)
             name = _without_article(name.strip(_NAME_TRIM))
             verdict = name_check(name)
             if not verdict.ok:
