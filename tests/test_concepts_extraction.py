@@ -73,6 +73,10 @@ def _extract(text: str):
     return OfflineExtractor().extract(pages=[text])
 
 
+def _names(text: str) -> set[str]:
+    return {c.name for c in _extract(text).concepts}
+
+
 def test_the_offline_extractor_reads_definitions_glossary_lines_and_emphasis():
     notes = (
         "# Notes\n\n## Introduction\n\nThis course is about cells.\n\n"
@@ -108,7 +112,7 @@ def test_a_file_titled_as_a_books_front_matter_yields_no_concept(title):
 
 
 def test_notes_with_a_preface_section_further_down_are_read_as_usual():
-    names = {c.name for c in _extract("# Cell notes\n\n## Preface\n\n" + _PREFACE_BODY).concepts}
+    names = _names("# Cell notes\n\n## Preface\n\n" + _PREFACE_BODY)
 
     assert "Diffusion" in names
 
@@ -452,7 +456,7 @@ def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
         "# Transport\n\nDiffusion\n is the movement of particles from high to low "
         "concentration.\n\nOsmosis\n is the diffusion of water across a membrane.\n"
     )
-    assert {c.name for c in _extract(notes).concepts} == {"Diffusion", "Osmosis"}
+    assert _names(notes) == {"Diffusion", "Osmosis"}
     # Without Markdown headings the same short lines are headings of their sections.
     pdf_text = "Diffusion\nParticles move from high to low concentration in diffusion.\n"
     assert [c.name for c in _extract(pdf_text).concepts] == ["Diffusion"]
@@ -528,7 +532,7 @@ def test_in_a_file_that_marks_nothing_a_subject_shaped_like_a_phrase_is_no_term(
         "Lordosis, or swayback, is an excessive curvature of the lumbar region.\n\n"
         "The angle of the mandible is the corner of the jaw.\n"
     )
-    names = {c.name for c in _extract(notes).concepts}
+    names = _names(notes)
     # A function word other than an article or "of" inside the subject makes it a phrase;
     # an aside after a comma is no part of the name.
     assert names == {"Lordosis", "Angle of the mandible"}
@@ -559,14 +563,14 @@ def test_in_a_file_that_marks_nothing_a_subject_shaped_like_a_phrase_is_no_term(
 def test_in_a_file_that_marks_nothing_a_naming_phrase_introduces_a_term(text, name):
     # Where a naming phrase's name ends is a guess; without a punctuation mark it ends
     # where the file stops writing it again ("alternative splicing", not "... makes").
-    names = {c.name for c in _extract(text).concepts}
+    names = _names(text)
     assert name in names
     assert not [n for n in names if "makes" in n]
 
 
 def test_a_person_a_naming_phrase_introduces_is_no_term():
     text = "The fossil skeleton known as Lucy was found in 1974. Lucy walked upright."
-    assert "Lucy" not in {c.name for c in _extract(text).concepts}
+    assert "Lucy" not in _names(text)
 
 
 def test_a_list_line_term_dash_text_is_a_glossary_entry_even_when_the_dash_touches():
@@ -576,20 +580,20 @@ def test_a_list_line_term_dash_text_is_a_glossary_entry_even_when_the_dash_touch
         "- Styloid process — A downward bony projection below the ear.\n"
         "- Self-renewal keeps the stem cell pool in balance over a lifetime.\n"
     )
-    names = {c.name for c in _extract(notes).concepts}
+    names = _names(notes)
     # A hyphen inside a word ("Self-renewal") is no separator.
     assert names == {"Mandibular fossa", "Styloid process"}
 
 
 def test_the_subject_of_is_called_is_a_description_not_the_term():
     text = "The hollow central region is called the medullary cavity.\n"
-    names = {c.name for c in _extract(text).concepts}
+    names = _names(text)
     assert names == {"Medullary cavity"}
 
 
 def test_a_genus_abbreviated_before_its_species_ends_no_sentence():
     text = "Bacteria such as **E. coli** live in the gut. A **probiotic** is a live microbe.\n"
-    assert {c.name for c in _extract(text).concepts} == {"E. coli", "Probiotic"}
+    assert _names(text) == {"E. coli", "Probiotic"}
 
 
 def test_a_note_takers_emphasis_is_no_concept():
@@ -600,7 +604,7 @@ def test_a_note_takers_emphasis_is_no_concept():
         "- **Exam tip**: know the **induced fit** model! **Key idea**: energy is needed.\n"
         "- **TL;DR** enzymes are catalysts. **e.g.** amylase.\n"
     )
-    names = {c.name for c in _extract(notes).concepts}
+    names = _names(notes)
     assert names == {"Enzyme", "Active site", "Induced fit"}
 
 
