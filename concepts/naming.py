@@ -39,6 +39,7 @@ def _script_of(char: str) -> str:
 
 # Scripts whose combining marks are accents a writer may omit (safe to fold away).
 _FOLDABLE_SCRIPTS = frozenset({"LATIN", "GREEK", "CYRILLIC"})
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
 def _fold_marks(text: str) -> str:
@@ -46,18 +47,27 @@ def _fold_marks(text: str) -> str:
     if decomposed.isascii():
         return decomposed  # no marks, and already composed
     # A mark goes when the letter it sits on is of a foldable script; that letter's
-    # script is looked up only then (by its Unicode name: ~2 us a character, and
-    # tokenising a file's text asked it of every character).
-    out: list[str] = []
-    base = ""
-    for char in decomposed:
-        if unicodedata.combining(char):
-            if base and _script_of(base) in _FOLDABLE_SCRIPTS:
-                continue
-        else:
-            base = char
-        out.append(char)
-    return unicodedata.normalize("NFC", "".join(out))
+    # script is looked up only then (by its Unicode name: ~2 us a character). Only the
+    # runs of non-ASCII characters are walked (a mark is never ASCII; the character
+    # before a run is its first base): an English page has few, and walking every
+    # character of a file was most of tokenising it.
+    pieces: list[str] = []
+    done = 0
+    for run in _NON_ASCII_RUN.finditer(decomposed):
+        start = run.start()
+        base = decomposed[start - 1] if start else ""
+        kept: list[str] = []
+        for char in run.group():
+            if unicodedata.combining(char):
+                if base and _script_of(base) in _FOLDABLE_SCRIPTS:
+                    continue
+            else:
+                base = char
+            kept.append(char)
+        pieces += [decomposed[done:start], "".join(kept)]
+        done = run.end()
+    pieces.append(decomposed[done:])
+    return unicodedata.normalize("NFC", "".join(pieces))
 
 
 def normalize_text(text: str) -> str:
@@ -69,7 +79,11 @@ def normalize_text(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Normalised word tokens ("L'Osmose" -> ["l", "osmose"]), Arabic articles removed."""
-    return [_ARABIC_ARTICLE.sub("", t) for t in _TOKEN.findall(normalize_text(text))]
+    normalized = normalize_text(text)
+    found = _TOKEN.findall(normalized)
+    if "\u0644" not in normalized:
+        return found  # every Arabic article holds a lam (ل): nothing to remove
+    return [_ARABIC_ARTICLE.sub("", t) for t in found]
 
 
 @cache

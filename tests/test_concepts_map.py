@@ -46,6 +46,9 @@ def test_the_key_folds_case_accents_articles_and_punctuation():
 
 def test_the_key_folds_arabic_diacritics_variants_and_the_article():
     assert concept_key("الخَلِيَّة") == concept_key("خليه")
+    # Presentation forms (as some PDFs give Arabic) carry the article too: its lam
+    # appears only once the text is normalised.
+    assert concept_key("\ufe8d\ufedf\ufea8\ufee0\ufef4\ufe94") == concept_key("خليه")
 
 
 def test_the_key_keeps_marks_that_carry_meaning_outside_latin_script():
@@ -60,6 +63,8 @@ def test_a_mark_is_folded_by_the_script_of_the_letter_it_sits_on():
     assert normalize_text("\u0301a") == "\u0301a"
     assert normalize_text("中\u0301") == "中\u0301"
     assert normalize_text("Cell membrane") == "cell membrane"
+    # Inside running text: the mark after a Han letter stays, the others go.
+    assert normalize_text("a中\u0301 é ё Ώ") == "a中\u0301 e е ω"
 
 
 # ---- graph ---------------------------------------------------------------------------
