@@ -66,20 +66,43 @@ class LoggedCheck:
     cut: datetime | None = None
 
 
+# A Unix time this large is in milliseconds (as seconds it would be past the year 5000).
+UNIX_MILLISECONDS_FROM = 1e11
+
+
 def _parse_time(value: str, where: str, name: str = "time") -> datetime:
-    """ISO 8601 (a time without a zone is UTC) or Unix seconds."""
+    """ISO 8601 (a time without a zone is UTC), Unix seconds or Unix milliseconds."""
     text = value.strip()
     try:
-        return datetime.fromtimestamp(float(text), tz=UTC)
-    except (ValueError, OverflowError, OSError):
-        pass
+        number = float(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        if abs(number) >= UNIX_MILLISECONDS_FROM:
+            number /= 1000.0
+        try:
+            return datetime.fromtimestamp(number, tz=UTC)
+        except (ValueError, OverflowError, OSError):
+            pass
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
         raise LogError(
-            f"{where}: field '{name}' is not an ISO 8601 time or Unix seconds: {value!r}"
+            f"{where}: field '{name}' is not an ISO 8601 time or a Unix time: {value!r}"
         ) from exc
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _verdict(value) -> str | None:
+    """right / partial / wrong from the log's spelling, or None."""
+    text = str(value).strip().lower()
+    if text in VERDICT_SPELLINGS:
+        return VERDICT_SPELLINGS[text]
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return {1.0: "right", 0.5: "partial", 0.0: "wrong"}.get(number)
 
 
 def _row(raw: dict, where: str) -> LoggedCheck:
@@ -87,7 +110,7 @@ def _row(raw: dict, where: str) -> LoggedCheck:
         value = raw.get(name)
         if value is None or str(value).strip() == "":
             raise LogError(f"{where}: field '{name}' is missing")
-    verdict = VERDICT_SPELLINGS.get(str(raw["verdict"]).strip().lower())
+    verdict = _verdict(raw["verdict"])
     if verdict is None:
         raise LogError(
             f"{where}: field 'verdict' must be right, partial or wrong (or 1, 0.5, 0): "
@@ -116,11 +139,22 @@ def _row(raw: dict, where: str) -> LoggedCheck:
     )
 
 
+# The separators a spreadsheet or a database export writes between columns.
+CSV_DELIMITERS = (",", "\t", ";", "|")
+
+
+def _column(name) -> str:
+    return str(name).strip().lower()
+
+
 def _records(path: Path):
-    """(where, raw dict) of each record of a CSV (with a header) or JSONL file."""
+    """(where, raw dict) of each record of a CSV (with a header) or JSONL file. Column
+    names are read case-blind ("Student", " time"); a CSV's separator is the one of
+    CSV_DELIMITERS that splits its header most (a tab-separated export reads too); a
+    byte order mark (as spreadsheets save UTF-8) is skipped."""
     if not path.is_file():
         raise LogError(f"{path}: no such file")
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -131,10 +165,14 @@ def _records(path: Path):
                     raise LogError(f"{path} line {number}: not JSON ({exc.msg})") from exc
                 if not isinstance(raw, dict):
                     raise LogError(f"{path} line {number}: not a JSON object")
-                yield f"{path} line {number}", raw
+                yield f"{path} line {number}", {_column(k): v for k, v in raw.items()}
         else:
-            reader = csv.DictReader(handle)
-            yield "header", {name: "" for name in reader.fieldnames or []}
+            header = handle.readline()
+            handle.seek(0)
+            delimiter = max(CSV_DELIMITERS, key=header.count)
+            reader = csv.DictReader(handle, delimiter=delimiter)
+            reader.fieldnames = [_column(name) for name in reader.fieldnames or []]
+            yield "header", {name: "" for name in reader.fieldnames}
             for number, raw in enumerate(reader, start=2):
                 yield f"{path} line {number}", raw
 

@@ -217,6 +217,25 @@ def test_a_log_in_another_spelling_reads_like_ours(tmp_path):
     assert evaluation.read_log(theirs) == evaluation.read_log(ours)
 
 
+def test_a_spreadsheet_or_database_export_reads_like_ours(tmp_path):
+    """A tab-separated export with capitalised column names, a byte order mark, times in
+    Unix milliseconds and correctness written 1.00/0.00 reads as our own CSV."""
+    ours = tmp_path / "ours.csv"
+    ours.write_text(
+        "student,concept,verdict,time\n"
+        "s,c,right,2026-01-01T10:00:00+00:00\n"
+        "s,c,wrong,2026-01-01T10:01:00.500000+00:00\n"
+    )
+    export = tmp_path / "export.tsv"
+    export.write_text(
+        "\ufeffStudent\tConcept\tVerdict\t Time\n"
+        "s\tc\t1.00\t1767261600000\n"
+        "s\tc\t0.00\t1767261660500\n",
+        encoding="utf-8",
+    )
+    assert evaluation.read_log(export) == evaluation.read_log(ours)
+
+
 def test_concept_names_that_fold_to_one_key_are_one_concept(tmp_path, capsys):
     path = tmp_path / "log.csv"
     rows = ["student,concept,verdict,time"]

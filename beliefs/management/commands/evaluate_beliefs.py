@@ -6,7 +6,8 @@
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
 FILE is a CSV (header: student, concept, verdict, time[, cut][, p_true]) or JSON lines
-with the same keys; time is ISO 8601 (UTC when it names no zone) or Unix seconds; verdict
+with the same keys (column names case-blind; a CSV may separate them by tabs, ";" or "|");
+time is ISO 8601 (UTC when it names no zone) or Unix seconds or milliseconds; verdict
 right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student's cut
 comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
 (student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
@@ -83,7 +84,7 @@ class Command(BaseCommand):
             "file",
             nargs="?",
             help="CSV or JSONL log of checks: student, concept, verdict (right/partial/wrong "
-            "or 1/0.5/0), time (ISO 8601, UTC if no zone, or Unix seconds), optional cut",
+            "or 1/0.5/0), time (ISO 8601, UTC if no zone, or Unix seconds or ms), optional cut",
         )
         parser.add_argument(
             "--cuts",
