@@ -173,6 +173,53 @@ def bold_spans(texts: list[str], *, inline_only: bool = False) -> list[str]:
     return spans
 
 
+# Markdown a PDF would not show: images, link targets, emphasis other than bold.
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HEADING = re.compile(r"^#{1,6}\s+")
+_UNDERSCORE_ITALIC = re.compile(r"(?<!\w)_(\S[^_]*?)_(?!\w)")
+PDF_FONT_SIZE = 10
+PDF_HEADING_SIZE = 13
+
+
+def pdf_of_markdown(text: str) -> bytes:
+    """The section set as a PDF, as a book's PDF would be: text that is **bold** in the
+    Markdown in a bold font, headings bold and larger, other marks dropped; lines wrap
+    to an A4 page and pages break as they fill. Uses the DejaVu fonts matplotlib ships."""
+    from pathlib import Path as _Path
+
+    import matplotlib
+    from fpdf import FPDF
+
+    fonts = _Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(True, margin=15)
+    pdf.add_font("DejaVu", "", str(fonts / "DejaVuSans.ttf"))
+    pdf.add_font("DejaVu", "B", str(fonts / "DejaVuSans-Bold.ttf"))
+    pdf.add_font("DejaVu", "I", str(fonts / "DejaVuSans-Oblique.ttf"))
+    pdf.add_font("DejaVu", "BI", str(fonts / "DejaVuSans-BoldOblique.ttf"))
+    pdf.add_page()
+    height = PDF_FONT_SIZE * 0.5
+    for line in text.splitlines():
+        line = _UNDERSCORE_ITALIC.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", line))).strip()
+        if not line:
+            pdf.ln(height)
+            continue
+        heading = bool(_HEADING.match(line))
+        line = _HEADING.sub("", line)
+        # fpdf2's own Markdown: ** for bold; its other marks (__, --, ~~) escaped away.
+        parts = line.split("**")
+        for mark in ("__", "--", "~~"):
+            parts = [part.replace(mark, mark[0] + "\u200b" + mark[1]) for part in parts]
+        parts = [part.replace("*", "") for part in parts]
+        if heading:
+            parts = ["", "".join(parts)]
+        pdf.set_font("DejaVu", "", PDF_HEADING_SIZE if heading else PDF_FONT_SIZE)
+        # One cell a paragraph: fpdf2 wraps it at spaces, whatever the bold.
+        pdf.multi_cell(0, height, "**".join(parts), markdown=True, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
 def without_bold(text: str) -> str:
     """The text as a PDF's text layer gives it: the bold marks gone, the words kept."""
     return text.replace("**", "")

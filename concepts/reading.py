@@ -3,13 +3,16 @@
 A text or Markdown file is one page unless it contains form feeds (each starts a new
 page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
 layer is read as words (`clean_pdf_text`: ligatures spelled out, words broken at a line
-end joined) without running headers and footers (`drop_running_lines`).
+end joined) without running headers and footers (`drop_running_lines`). Text a PDF sets
+in a bold font comes out as Markdown bold (`**osmosis**`): a textbook's or a student's
+PDF marks its key terms that way, and the extractor reads the author's marks first.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 from dataclasses import dataclass
 
@@ -189,12 +192,131 @@ def drop_running_lines(pages: list[str]) -> list[str]:
     return out
 
 
+# A font whose name says it is bold: "Arial-BoldMT", "ABCDEF+DejaVuSans-Bold",
+# "MinionPro-Semibold", "Helvetica-Black", "TimesNewRomanPS-BoldItalicMT".
+_BOLD_FONT = re.compile(r"bold|black|heavy|demi", re.IGNORECASE)
+
+
+# A whole bold line set this much larger than the page's body text is a heading.
+HEADING_SIZE_RATIO = 1.15
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """A piece of a page's text layer as pypdf hands it over: its text, whether its
+    font is bold, and the size it is set in (points)."""
+
+    text: str
+    bold: bool = False
+    size: float = 0.0
+
+
+def _is_bold(font) -> bool:
+    name = str((font or {}).get("/BaseFont", "")).split("+", 1)[-1]
+    return bool(_BOLD_FONT.search(name))
+
+
+def _bold_span(text: str) -> str:
+    """ "**text**", the whitespace around it left outside the marks."""
+    core = text.strip()
+    start = text.index(core)
+    return f"{text[:start]}**{core}**{text[start + len(core) :]}"
+
+
+# A line that is one bold span and nothing else: a label ("Example", "Figure 3").
+_BOLD_LINE = re.compile(r"^[ \t]*\*\*[^*\n]+\*\*[ \t]*$", re.MULTILINE)
+
+
+def _at_line_start(out: list[str]) -> bool:
+    """Whether the text so far ends a line (spaces and tabs aside), or is empty."""
+    for piece in reversed(out):
+        if piece.rstrip(" \t"):
+            return piece.rstrip(" \t").endswith("\n")
+    return True
+
+
+def _body_size(pieces: list[TextPiece]) -> float:
+    """The size most of the page's plain (else any) characters are set in."""
+    for plain_only in (True, False):
+        sizes: dict[float, int] = {}
+        for piece in pieces:
+            if piece.text.strip() and not (plain_only and piece.bold):
+                size = round(piece.size, 1)
+                sizes[size] = sizes.get(size, 0) + len(piece.text.strip())
+        if sizes:
+            return max(sizes, key=lambda size: (sizes[size], -size))
+    return 0.0
+
+
+def with_bold_marked(pieces: list[TextPiece]) -> str:
+    """The page's text from its pieces, each run of bold pieces in one font size marked
+    as one span ("**osmosis**").
+
+    A run that began inside a line goes on across the line break: a term the line
+    breaks ("semipermeable" / "membrane") is one span. A run that began a line ends
+    with it: two bold lines ("Example" / "Combustion analysis") are two labels. A PDF's
+    text has no blank lines between paragraphs, so a line that is nothing but bold
+    stands apart: as a Markdown heading ("## Solutions") when it is set larger than the
+    page's body text, else as a bold label line."""
+    body = _body_size(pieces)
+    out: list[str] = []
+    run: list[str] = []  # the bold run being read
+    size = 0.0  # its size
+    whole_line = False  # whether it began a line
+    gap: list[str] = []  # whitespace after it: inside if the run goes on, else outside
+
+    def close(at_line_end: bool) -> None:
+        text = "".join(run)
+        if whole_line and at_line_end and body and size >= HEADING_SIZE_RATIO * body:
+            out.append("\n## " + " ".join(text.split()) + "\n")
+        else:
+            out.append(_bold_span(text))
+
+    for piece in pieces:
+        if not piece.text.strip():
+            (gap if run else out).append(piece.text)
+            continue
+        line_ended = "\n" in "".join(gap) or piece.text.startswith("\n")
+        if run and (not piece.bold or round(piece.size, 1) != size or (whole_line and line_ended)):
+            close(line_ended)
+            out += gap
+            run, gap = [], []
+        if piece.bold:
+            if not run:
+                size, whole_line = round(piece.size, 1), _at_line_start(out)
+            run += [*gap, piece.text]
+        else:
+            out += [*gap, piece.text]
+        gap = []
+    if run:
+        close(True)
+    return _BOLD_LINE.sub(lambda m: f"\n{m.group(0)}\n", "".join(out + gap))
+
+
+def _page_text(page) -> str:
+    """The page's text layer, bold runs marked. The pieces pypdf hands its visitor make
+    up the very text it returns; where they do not (or nothing is bold), the text as
+    returned."""
+    pieces: list[TextPiece] = []
+
+    def visit(text, matrix, text_matrix, font, size) -> None:
+        if text:
+            # The size as set: the font's size scaled by the text and page matrices.
+            scale = math.hypot(text_matrix[2], text_matrix[3]) * math.hypot(matrix[2], matrix[3])
+            pieces.append(TextPiece(text, _is_bold(font), float(size) * (scale or 1.0)))
+
+    text = page.extract_text(visitor_text=visit) or ""
+    if not any(p.bold for p in pieces) or "".join(p.text for p in pieces) != text:
+        return text
+    return with_bold_marked(pieces)
+
+
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
     pages: list[str] = []
     for number, page in enumerate(reader.pages, start=1):
         try:
-            pages.append(clean_pdf_text(page.extract_text() or ""))
+            pages.append(clean_pdf_text(_page_text(page)))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
     pages = drop_running_lines(pages)

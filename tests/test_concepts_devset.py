@@ -69,6 +69,22 @@ def test_evaluate_extraction_unmarked_reads_the_files_without_their_bold_beside_
     assert "Bold marks removed; baseline: every 'X is a/an/the ...' subject." in text
 
 
+@pytest.mark.django_db
+def test_evaluate_extraction_as_pdf_reads_each_file_set_as_a_pdf_with_its_bold_in_a_bold_font():
+    out = StringIO()
+    call_command("evaluate_extraction", devset=[str(MINI)], as_pdf=True, stdout=out)
+    text = out.getvalue()
+    files = list(SubjectFile.objects.order_by("name"))
+    assert [f.name for f in files] == ["ch01_01_m1.pdf", "ch01_02_m2.pdf"]
+    assert all(bytes(f.content).startswith(b"%PDF") for f in files)
+    # The bold of the PDF is read as the Markdown's was: the same concepts, no furniture.
+    names = {c.name for c in Concept.objects.all()}
+    assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
+    assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
+    assert "gold 6" in text and "gold found 5" in text
+    assert "Each file set as a PDF; baseline: every bold span of the Markdown." in text
+
+
 def test_the_unmarked_baseline_is_each_sentence_subject_before_is_a():
     texts = ["A cell is the unit of life. Cells in this layer are the oldest. It is red."]
     assert copula_subjects(texts, copulas={"is", "are"}, articles={"a", "an", "the"}) == [

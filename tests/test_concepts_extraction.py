@@ -208,6 +208,53 @@ def test_words_a_pdf_breaks_at_a_line_end_are_read_whole():
     assert not [n for n in names if "-" in n and " " in n]  # no "diffu- sion"
 
 
+def test_a_pdfs_bold_is_read_as_the_authors_marks_and_its_larger_bold_lines_as_headings():
+    from concepts.devset import pdf_of_markdown
+
+    markdown = (
+        "# Transport\n\n"
+        "Cells move things across their membrane all day long, and the ways they do it "
+        "have names. **Osmosis** is the diffusion of water across a **selectively "
+        "permeable membrane**. **Diffusion** is the movement of particles down their "
+        "gradient, and **active transport** moves them up it, using energy.\n\n"
+        "**Example**\n\n**Osmosis in a red blood cell**\n\nA cell in pure water swells.\n"
+    )
+    text = parse(pdf_of_markdown(markdown), file_kind("transport.pdf")).pages[0]
+    # The heading is set larger than the text: a heading again, on its own.
+    assert text.startswith("\n## Transport\n")
+    words = " ".join(text.split())
+    assert "**Osmosis** is" in words and "**selectively permeable membrane**" in words
+    # Two bold lines are two labels, not one span running over the line break.
+    assert "**Example**\n" in text and "\n**Osmosis in a red blood cell**\n" in text
+    names = {c.name for c in OfflineExtractor().extract(pages=[text]).concepts}
+    assert names == {"Osmosis", "Selectively permeable membrane", "Diffusion", "Active transport"}
+    # The same PDF without bold (the heading too) reads as it always did: no marks.
+    plain_markdown = markdown.replace("**", "").replace("# Transport", "Transport")
+    plain = parse(pdf_of_markdown(plain_markdown), "pdf").pages[0]
+    assert "**" not in plain and "##" not in plain
+
+
+def test_a_bold_term_a_pdf_breaks_over_two_lines_is_one_span():
+    from concepts.reading import TextPiece, with_bold_marked
+
+    pieces = [
+        TextPiece("across a ", False, 10.0),
+        TextPiece("selectively", True, 10.0),
+        TextPiece("\n"),
+        TextPiece("permeable membrane", True, 10.0),
+        TextPiece(". Then", False, 10.0),
+        TextPiece("\n"),
+        TextPiece("Example", True, 10.0),
+        TextPiece("\n"),
+        TextPiece("Osmosis at work", True, 10.0),
+        TextPiece("\n"),
+        TextPiece("A cell swells.", False, 10.0),
+    ]
+    text = with_bold_marked(pieces)
+    assert "across a **selectively\npermeable membrane**. Then" in text
+    assert "\n**Example**\n" in text and "\n**Osmosis at work**\n" in text
+
+
 @pytest.fixture
 def sample_map(pair, django_capture_on_commit_callbacks):
     for name in ("cell-biology-notes.md", "capitulo-transporte.md", "energy-in-the-cell.pdf"):

@@ -15,6 +15,7 @@ from concepts.devset import (
     bold_spans,
     copula_subjects,
     load_devset,
+    pdf_of_markdown,
     score,
     without_bold,
 )
@@ -60,6 +61,12 @@ class Command(BaseCommand):
             help="read each file with its bold marks removed, as a PDF's text would come; "
             "the baseline is then every 'X is a/an/the ...' sentence subject",
         )
+        parser.add_argument(
+            "--as-pdf",
+            action="store_true",
+            help="upload each file set as a PDF (concepts.devset.pdf_of_markdown: bold in a "
+            "bold font, other marks dropped), as a student's PDF of the book would come",
+        )
 
     def handle(self, *args, **options):
         if options["devset"]:
@@ -102,8 +109,12 @@ class Command(BaseCommand):
         for devset in devsets:
             rows.append(self._one(devset, organization, options))
         self.stdout.write("")
+        if options["unmarked"] and options["as_pdf"]:
+            raise CommandError("--unmarked and --as-pdf: choose one")
         if options["unmarked"]:
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
+        if options["as_pdf"]:
+            self.stdout.write("Each file set as a PDF; baseline: every bold span of the Markdown.")
         self.stdout.write(
             "| book | files | concepts | P | R | F1 | furniture | baseline P / R / F1 "
             "| inline bold P / R / F1 | read s/file first 10 / last 10 |"
@@ -131,8 +142,11 @@ class Command(BaseCommand):
             if options["unmarked"]:
                 content = without_bold(content.decode("utf-8")).encode("utf-8")
             texts.append(content.decode("utf-8"))
+            name = path.name
+            if options["as_pdf"]:
+                content, name = pdf_of_markdown(texts[-1]), f"{path.stem}.pdf"
             started = time.perf_counter()
-            upload = file_upload(subject=subject, name=path.name, content=content, queue=False)
+            upload = file_upload(subject=subject, name=name, content=content, queue=False)
             reading = file_read(subject_file=upload.file)
             seconds.append(time.perf_counter() - started)
             if reading.state != FileReading.State.DONE:
