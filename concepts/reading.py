@@ -199,6 +199,9 @@ _BOLD_FONT = re.compile(r"bold|black|heavy|demi", re.IGNORECASE)
 
 # A whole bold line set this much larger than the page's body text is a heading.
 HEADING_SIZE_RATIO = 1.15
+# A page with this share of its characters in bold sets its text in a bold face (a body
+# font named "…Demi", a title page, a slide of headlines): its bold marks nothing.
+BOLD_MAX_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -295,8 +298,8 @@ def with_bold_marked(pieces: list[TextPiece]) -> str:
 
 def _page_text(page) -> str:
     """The page's text layer, bold runs marked. The pieces pypdf hands its visitor make
-    up the very text it returns; where they do not (or nothing is bold), the text as
-    returned."""
+    up the very text it returns; where they do not, or the page has no bold or is mostly
+    bold, the text as returned."""
     pieces: list[TextPiece] = []
 
     def visit(text, matrix, text_matrix, font, size) -> None:
@@ -306,9 +309,15 @@ def _page_text(page) -> str:
             pieces.append(TextPiece(text, _is_bold(font), float(size) * (scale or 1.0)))
 
     text = page.extract_text(visitor_text=visit) or ""
-    if not any(p.bold for p in pieces) or "".join(p.text for p in pieces) != text:
+    if "".join(p.text for p in pieces) != text or not _bold_marks_something(pieces):
         return text
     return with_bold_marked(pieces)
+
+
+def _bold_marks_something(pieces: list[TextPiece]) -> bool:
+    """Some of the page's text is bold, and less than BOLD_MAX_SHARE of it."""
+    bold = sum(len(p.text.strip()) for p in pieces if p.bold)
+    return 0 < bold < BOLD_MAX_SHARE * sum(len(p.text.strip()) for p in pieces)
 
 
 def _pdf_pages(content: bytes) -> list[str]:

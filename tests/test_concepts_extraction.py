@@ -234,6 +234,23 @@ def test_a_pdfs_bold_is_read_as_the_authors_marks_and_its_larger_bold_lines_as_h
     assert "**" not in plain and "##" not in plain
 
 
+def test_a_pdf_set_in_a_bold_face_throughout_is_read_as_plain_text():
+    from concepts.devset import pdf_of_markdown
+
+    # A body font that is bold itself marks nothing: every line would be one bold span
+    # (a label), and the page would give no concept at all.
+    lines = [
+        "Osmosis is the diffusion of water across a selectively permeable membrane.",
+        "Diffusion is the movement of particles from high to low concentration.",
+        "Active transport is the movement of molecules against their gradient.",
+    ]
+    bold_face = pdf_of_markdown("\n\n".join(f"**{line}**" for line in lines))
+    text = parse(bold_face, "pdf").pages[0]
+    assert "**" not in text
+    names = {c.name for c in OfflineExtractor().extract(pages=[text]).concepts}
+    assert names == {"Osmosis", "Diffusion", "Active transport"}
+
+
 def test_a_bold_term_a_pdf_breaks_over_two_lines_is_one_span():
     from concepts.reading import TextPiece, with_bold_marked
 

@@ -14,12 +14,12 @@ Two kinds of files, told apart by whether the author marks key terms:
   bold name written nowhere in lower case in the file ("Aristotle", "United Nations",
   "Sierra Club") is a person, place or organisation named in passing, not a key term;
   a one-capital eponym ("Golgi apparatus") and an acronym ("ATP") stay.
-- **Unmarked files** (plain notes, PDF text): the candidates need a definition pattern plus
-  termhood evidence: "X is a/an/the ...", "X refers to ...", "... is called X", "Term:
-  definition" and "Term - definition" lines, headings whose section names them; a bare
-  "X is ..." counts only when X is a noun-phrase-shaped name that the file uses again, and
-  a sentence's subject only when it is shaped like a name ("Cells in this layer are ..."
-  is not).
+- **Unmarked files** (plain notes, a PDF set without bold): the candidates need a
+  definition pattern plus termhood evidence: "X is a/an/the ...", "X refers to ...", "...
+  is called X", "Term: definition" and "Term - definition" lines, headings whose section
+  names them; a bare "X is ..." counts only when X is a noun-phrase-shaped name that the
+  file uses again, and a sentence's subject only when it is shaped like a name ("Cells in
+  this layer are ..." is not).
 
 In both, "Long form (ABBR)" gives one concept with the abbreviation as another of its
 names ("interquartile range (IQR)"), every name goes through the validator, and a concept
