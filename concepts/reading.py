@@ -193,8 +193,27 @@ def drop_running_lines(pages: list[str]) -> list[str]:
 
 
 # A font whose name says it is bold: "Arial-BoldMT", "ABCDEF+DejaVuSans-Bold",
-# "MinionPro-Semibold", "Helvetica-Black", "TimesNewRomanPS-BoldItalicMT".
-_BOLD_FONT = re.compile(r"bold|black|heavy|demi", re.IGNORECASE)
+# "MinionPro-Semibold", "Helvetica-Black"; TeX's bold extended faces ("CMBX10",
+# "CMSSBX10", "SFBX1200") and URW's "NimbusRomNo9L-Medi" (Times bold, as LaTeX sets it).
+_BOLD_FONT = re.compile(r"bold|black|heavy|demi|^(?:cm|sf|lm)\w*bx|-medi(?:ital)?$", re.IGNORECASE)
+# A font descriptor's weight from which a face is bold (400 is regular, 700 bold).
+BOLD_FONT_WEIGHT = 600
+
+
+def _font_weight(font) -> float:
+    """The /FontWeight of the font's descriptor (a composite font's: its descendant's), or 0."""
+    try:
+        descriptor = _resolved(font.get("/FontDescriptor"))
+        if descriptor is None and font.get("/DescendantFonts"):
+            descriptor = _resolved(_resolved(font["/DescendantFonts"][0]).get("/FontDescriptor"))
+        return float(descriptor.get("/FontWeight", 0)) if descriptor is not None else 0.0
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        return 0.0
+
+
+def _resolved(value):
+    """A PDF object behind its indirect reference (pypdf), or the value itself."""
+    return value.get_object() if hasattr(value, "get_object") else value
 
 
 # A whole bold line set this much larger than the page's body text is a heading.
@@ -215,8 +234,11 @@ class TextPiece:
 
 
 def _is_bold(font) -> bool:
-    name = str((font or {}).get("/BaseFont", "")).split("+", 1)[-1]
-    return bool(_BOLD_FONT.search(name))
+    """By the font's name, or else by its descriptor's weight."""
+    if not font:
+        return False
+    name = str(font.get("/BaseFont", "")).lstrip("/").split("+", 1)[-1]
+    return bool(_BOLD_FONT.search(name)) or _font_weight(font) >= BOLD_FONT_WEIGHT
 
 
 def _bold_span(text: str) -> str:

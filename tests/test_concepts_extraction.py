@@ -251,6 +251,32 @@ def test_a_pdf_set_in_a_bold_face_throughout_is_read_as_plain_text():
     assert names == {"Osmosis", "Diffusion", "Active transport"}
 
 
+@pytest.mark.parametrize(
+    "font, bold",
+    [
+        ({"/BaseFont": "/ABCDEF+Arial-BoldMT"}, True),
+        ({"/BaseFont": "/MinionPro-Semibold"}, True),
+        ({"/BaseFont": "/CMBX10"}, True),  # TeX's bold extended face
+        ({"/BaseFont": "/CMSSBX10"}, True),
+        ({"/BaseFont": "/NimbusRomNo9L-Medi"}, True),  # Times bold as LaTeX sets it
+        ({"/BaseFont": "/CMR10"}, False),
+        ({"/BaseFont": "/NimbusRomNo9L-Regu"}, False),
+        ({"/BaseFont": "/Roboto-Medium"}, False),
+        ({"/BaseFont": "/F1", "/FontDescriptor": {"/FontWeight": 700}}, True),
+        (
+            {"/BaseFont": "/F1", "/DescendantFonts": [{"/FontDescriptor": {"/FontWeight": 700}}]},
+            True,
+        ),
+        ({"/BaseFont": "/F1", "/FontDescriptor": {"/FontWeight": 400}}, False),
+        (None, False),
+    ],
+)
+def test_a_pdf_font_is_bold_by_its_name_or_its_weight(font, bold):
+    from concepts.reading import _is_bold
+
+    assert _is_bold(font) is bold
+
+
 def test_a_bold_term_a_pdf_breaks_over_two_lines_is_one_span():
     from concepts.reading import TextPiece, with_bold_marked
 
