@@ -218,6 +218,8 @@ def _resolved(value):
 
 # A whole bold line set this much larger than the page's body text is a heading.
 HEADING_SIZE_RATIO = 1.15
+# A line break this many times the page's usual line spacing ends a paragraph.
+PARAGRAPH_GAP_RATIO = 1.5
 # A page with this share of its characters in bold sets its text in a bold face (a body
 # font named "…Demi", a title page, a slide of headlines): its bold marks nothing.
 BOLD_MAX_SHARE = 0.5
@@ -231,6 +233,7 @@ class TextPiece:
     text: str
     bold: bool = False
     size: float = 0.0
+    y: float = 0.0  # the baseline's height on the page
 
 
 def _is_bold(font) -> bool:
@@ -318,21 +321,51 @@ def with_bold_marked(pieces: list[TextPiece]) -> str:
     return _BOLD_LINE.sub(lambda m: f"\n{m.group(0)}\n", "".join(out + gap))
 
 
+def with_paragraph_breaks(pieces: list[TextPiece]) -> list[TextPiece]:
+    """The pieces with a blank line where the text moves down further than its usual line
+    spacing (PARAGRAPH_GAP_RATIO times the median step): a PDF's text has no blank lines,
+    but its paragraphs, headings and captions stand apart on the page."""
+    breaks: list[tuple[int, float]] = []  # (index of the line break, how far down)
+    last: TextPiece | None = None
+    newline: int | None = None
+    for index, piece in enumerate(pieces):
+        if not piece.text.strip():
+            if "\n" in piece.text and last is not None and newline is None:
+                newline = index
+            continue
+        if newline is not None and last is not None:
+            breaks.append((newline, last.y - piece.y))
+        last, newline = piece, None
+    steps = sorted(step for _, step in breaks if step > 0)
+    if not steps:
+        return pieces
+    usual = steps[(len(steps) - 1) // 2]  # the lower median: two lines and a gap give the line
+    wide = {index for index, step in breaks if step > PARAGRAPH_GAP_RATIO * usual}
+    return [
+        TextPiece(p.text.replace("\n", "\n\n", 1), p.bold, p.size, p.y) if i in wide else p
+        for i, p in enumerate(pieces)
+    ]
+
+
 def _page_text(page) -> str:
-    """The page's text layer, bold runs marked. The pieces pypdf hands its visitor make
-    up the very text it returns; where they do not, or the page has no bold or is mostly
-    bold, the text as returned."""
+    """The page's text layer, paragraphs apart and bold runs marked. The pieces pypdf
+    hands its visitor make up the very text it returns; where they do not, the text as
+    returned; where the page has no bold or is mostly bold, the plain text."""
     pieces: list[TextPiece] = []
 
     def visit(text, matrix, text_matrix, font, size) -> None:
         if text:
             # The size as set: the font's size scaled by the text and page matrices.
             scale = math.hypot(text_matrix[2], text_matrix[3]) * math.hypot(matrix[2], matrix[3])
-            pieces.append(TextPiece(text, _is_bold(font), float(size) * (scale or 1.0)))
+            y = text_matrix[4] * matrix[1] + text_matrix[5] * matrix[3] + matrix[5]
+            pieces.append(TextPiece(text, _is_bold(font), float(size) * (scale or 1.0), y))
 
     text = page.extract_text(visitor_text=visit) or ""
-    if "".join(p.text for p in pieces) != text or not _bold_marks_something(pieces):
+    if "".join(p.text for p in pieces) != text:
         return text
+    pieces = with_paragraph_breaks(pieces)
+    if not _bold_marks_something(pieces):
+        return "".join(p.text for p in pieces)
     return with_bold_marked(pieces)
 
 

@@ -251,6 +251,21 @@ def test_a_pdf_set_in_a_bold_face_throughout_is_read_as_plain_text():
     assert names == {"Osmosis", "Diffusion", "Active transport"}
 
 
+def test_a_pdfs_paragraphs_stand_apart_as_its_page_sets_them_apart():
+    from concepts.devset import pdf_of_markdown
+
+    first = (
+        "Osmosis is the diffusion of water across a membrane that lets water through but "
+        "holds back what is dissolved in it, so water moves towards the saltier side."
+    )
+    second = "Diffusion is the movement of particles from high to low concentration."
+    text = parse(pdf_of_markdown(f"{first}\n\n{second}\n"), "pdf").pages[0]
+    # The first paragraph wraps: its lines stay together; a blank line before the second.
+    assert "\n\n" not in text.split(second)[0].strip()
+    assert text.split(second)[0].count("\n") >= 2
+    assert text.split(second)[0].endswith("\n\n")
+
+
 @pytest.mark.parametrize(
     "font, bold",
     [
