@@ -220,6 +220,69 @@ def pdf_of_markdown(text: str) -> bytes:
     return bytes(pdf.output())
 
 
+_BOLD_RUN = re.compile(r"\*\*(.+?)\*\*")
+_STAR_ITALIC = re.compile(r"(?<![*\w])\*(\S[^*]*?)\*(?![*\w])")
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+\.)\s+")
+BROWSER_PAGE_STYLE = (
+    "body { font-family: serif; font-size: 11pt; } h1, h2, h3 { margin: 0.8em 0 0.4em; }"
+)
+
+
+def html_of_markdown(text: str) -> str:
+    """The section as a web page, as a student's "print to PDF" of the book would start:
+    headings as <h1>–<h6>, **bold** in <b>, *italic* in <i>, list items in <ul>, every
+    other block of lines a paragraph (its lines apart by <br>)."""
+    from html import escape
+
+    def inline(line: str) -> str:
+        line = escape(_UNDERSCORE_ITALIC.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", line))))
+        line = _STAR_ITALIC.sub(r"<i>\1</i>", _BOLD_RUN.sub(r"<b>\1</b>", line))
+        return line.replace("*", "")
+
+    body: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if len(lines) == 1 and _HEADING.match(lines[0]):
+            level = min(len(lines[0]) - len(lines[0].lstrip("#")), 6)
+            body.append(f"<h{level}>{inline(_HEADING.sub('', lines[0]))}</h{level}>")
+        elif all(_LIST_ITEM.match(line) for line in lines):
+            items = "".join(f"<li>{inline(_LIST_ITEM.sub('', line))}</li>" for line in lines)
+            body.append(f"<ul>{items}</ul>")
+        else:
+            body.append("<p>" + "<br>".join(inline(line) for line in lines) + "</p>")
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><style>{BROWSER_PAGE_STYLE}'
+        f"</style></head><body>{''.join(body)}</body></html>"
+    )
+
+
+def pdfs_from_browser(texts: list[str], chromium: str) -> list[bytes]:
+    """Each section printed to PDF by Chromium (Playwright driving the `chromium`
+    executable given): A4, the browser's own fonts and layout, as "print to PDF" makes
+    them. All at once, before the caller touches the database: Playwright's sync API runs
+    an event loop in this thread while it is open."""
+    from playwright.sync_api import sync_playwright
+
+    pdfs = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+        )
+        page = browser.new_page()
+        for text in texts:
+            page.set_content(html_of_markdown(text))
+            pdfs.append(
+                page.pdf(
+                    format="A4",
+                    margin={"top": "2cm", "bottom": "2cm", "left": "2cm", "right": "2cm"},
+                )
+            )
+        browser.close()
+    return pdfs
+
+
 def without_bold(text: str) -> str:
     """The text as a PDF's text layer gives it: the bold marks gone, the words kept."""
     return text.replace("**", "")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from concepts.devset import bold_spans, copula_subjects, load_devset, norm, score
+from concepts.devset import bold_spans, copula_subjects, html_of_markdown, load_devset, norm, score
 from concepts.models import Concept, FileReading
 from memory.models import SubjectFile
 
@@ -82,7 +82,34 @@ def test_evaluate_extraction_as_pdf_reads_each_file_set_as_a_pdf_with_its_bold_i
     assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
     assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
     assert "gold 6" in text and "gold found 5" in text
-    assert "Each file set as a PDF." in text and "every bold span:" in text
+    assert "Each file set as a PDF (fpdf2)." in text and "every bold span:" in text
+
+
+@pytest.mark.django_db
+def test_evaluate_extraction_reads_a_devset_printed_to_pdf_by_chromium_like_its_markdown():
+    out = StringIO()
+    call_command(
+        "evaluate_extraction", devset=[str(MINI)], as_pdf=True, pdf_maker="chromium", stdout=out
+    )
+    text = out.getvalue()
+    files = list(SubjectFile.objects.order_by("name"))
+    assert [f.name for f in files] == ["ch01_01_m1.pdf", "ch01_02_m2.pdf"]
+    assert all(bytes(f.content).startswith(b"%PDF") for f in files)
+    # The browser's bold face, its headings and paragraphs read as the Markdown's marks.
+    names = {c.name for c in Concept.objects.all()}
+    assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
+    assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
+    assert "gold 6" in text and "gold found 5" in text
+    assert "Each file set as a PDF (chromium)." in text
+
+
+def test_a_section_becomes_a_web_page_with_its_headings_bold_lists_and_paragraphs():
+    page = html_of_markdown(
+        "# Cells\n\nA **cell** is *small* & [alive](x.md).\nSecond line.\n\n- one\n- **two**\n"
+    )
+    assert "<h1>Cells</h1>" in page
+    assert "<p>A <b>cell</b> is <i>small</i> &amp; alive.<br>Second line.</p>" in page
+    assert "<ul><li>one</li><li><b>two</b></li></ul>" in page
 
 
 def test_the_unmarked_baseline_is_each_sentence_subject_before_is_a():

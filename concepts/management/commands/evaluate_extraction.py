@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from concepts.devset import (
     copula_subjects,
     load_devset,
     pdf_of_markdown,
+    pdfs_from_browser,
     score,
     without_bold,
 )
@@ -68,6 +70,14 @@ class Command(BaseCommand):
             "bold font, other marks dropped), as a student's PDF of the book would come; "
             "with --unmarked, a PDF without bold (its headings still larger and bold)",
         )
+        parser.add_argument(
+            "--pdf-maker",
+            choices=["fpdf2", "chromium"],
+            default="fpdf2",
+            help="with --as-pdf, what sets the PDF: fpdf2 (default), or Chromium printing "
+            "the section as a web page (concepts.devset.pdfs_from_browser; the executable "
+            "from TUTORBRAIN_CHROMIUM, else /usr/bin/chromium)",
+        )
 
     def handle(self, *args, **options):
         if options["devset"]:
@@ -113,7 +123,7 @@ class Command(BaseCommand):
         if options["unmarked"]:
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
         if options["as_pdf"]:
-            self.stdout.write("Each file set as a PDF.")
+            self.stdout.write(f"Each file set as a PDF ({options['pdf_maker']}).")
         self.stdout.write(
             "| book | files | concepts | P | R | F1 | furniture | baseline P / R / F1 "
             "| inline bold P / R / F1 | read s/file first 10 / last 10 |"
@@ -135,15 +145,19 @@ class Command(BaseCommand):
         except InvalidInput as exc:
             raise CommandError(str(exc)) from exc
         seconds: list[float] = []
-        texts: list[str] = []
-        for path in devset.files():
-            content = path.read_bytes()
-            if options["unmarked"]:
-                content = without_bold(content.decode("utf-8")).encode("utf-8")
-            texts.append(content.decode("utf-8"))
-            name = path.name
-            if options["as_pdf"]:
-                content, name = pdf_of_markdown(texts[-1]), f"{path.stem}.pdf"
+        paths = devset.files()
+        texts = [path.read_bytes().decode("utf-8") for path in paths]
+        if options["unmarked"]:
+            texts = [without_bold(text) for text in texts]
+        files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
+        if options["as_pdf"]:
+            pdfs = (
+                pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
+                if options.get("pdf_maker") == "chromium"
+                else [pdf_of_markdown(text) for text in texts]
+            )
+            files = [(f"{path.stem}.pdf", pdf) for path, pdf in zip(paths, pdfs, strict=True)]
+        for path, (name, content) in zip(paths, files, strict=True):
             started = time.perf_counter()
             upload = file_upload(subject=subject, name=name, content=content, queue=False)
             reading = file_read(subject_file=upload.file)
