@@ -218,6 +218,8 @@ def _resolved(value):
 
 # A whole bold line set this much larger than the page's body text is a heading.
 HEADING_SIZE_RATIO = 1.15
+# A heading this much larger than the next size down is a level above it.
+HEADING_STEP_RATIO = 1.1
 # A line break this many times the page's usual line spacing ends a paragraph.
 PARAGRAPH_GAP_RATIO = 1.5
 # A page with this share of its characters in bold sets its text in a bold face (a body
@@ -276,7 +278,11 @@ def _body_size(pieces: list[TextPiece]) -> float:
     return 0.0
 
 
-def with_bold_marked(pieces: list[TextPiece]) -> str:
+def with_bold_marked(
+    pieces: list[TextPiece],
+    heading_levels: dict[float, int] | None = None,
+    heading_sizes: list[float] | None = None,
+) -> str:
     """The page's text from its pieces, each run of bold pieces in one font size marked
     as one span ("**osmosis**").
 
@@ -285,7 +291,9 @@ def with_bold_marked(pieces: list[TextPiece]) -> str:
     with it: two bold lines ("Example" / "Combustion analysis") are two labels. A PDF's
     text has no blank lines between paragraphs, so a line that is nothing but bold
     stands apart: as a Markdown heading ("## Solutions") when it is set larger than the
-    page's body text, else as a bold label line."""
+    page's body text, else as a bold label line. A heading's level is its size's in
+    `heading_levels` (`heading_levels_of`; 2 for a size not in it); each heading's size
+    is added to `heading_sizes` when that list is given."""
     body = _body_size(pieces)
     out: list[str] = []
     run: list[str] = []  # the bold run being read
@@ -296,7 +304,10 @@ def with_bold_marked(pieces: list[TextPiece]) -> str:
     def close(at_line_end: bool) -> None:
         text = "".join(run)
         if whole_line and at_line_end and body and size >= HEADING_SIZE_RATIO * body:
-            out.append("\n## " + " ".join(text.split()) + "\n")
+            if heading_sizes is not None:
+                heading_sizes.append(size)
+            level = (heading_levels or {}).get(size, 2)
+            out.append("\n" + "#" * level + " " + " ".join(text.split()) + "\n")
         else:
             out.append(_bold_span(text))
 
@@ -347,10 +358,23 @@ def with_paragraph_breaks(pieces: list[TextPiece]) -> list[TextPiece]:
     ]
 
 
-def _page_text(page) -> str:
-    """The page's text layer, paragraphs apart and bold runs marked. The pieces pypdf
-    hands its visitor make up the very text it returns; where they do not, the text as
-    returned; where the page has no bold or is mostly bold, the plain text."""
+def heading_levels_of(sizes: list[float]) -> dict[float, int]:
+    """Markdown levels for a document's heading sizes: the largest size level 2, each
+    size more than HEADING_STEP_RATIO smaller one level down (at most 6); sizes closer
+    than that share a level. A document whose headings are one size has one level."""
+    levels: dict[float, int] = {}
+    level, top = 2, 0.0  # the current level and the largest size in it
+    for size in sorted(set(sizes), reverse=True):
+        if top and size * HEADING_STEP_RATIO < top:
+            level, top = min(level + 1, 6), size
+        top = top or size
+        levels[size] = level
+    return levels
+
+
+def _page_pieces(page) -> list[TextPiece] | str:
+    """The page's text layer as pieces, paragraphs apart; where pypdf's pieces do not add
+    up to the text it returns, that text."""
     pieces: list[TextPiece] = []
 
     def visit(text, matrix, text_matrix, font, size) -> None:
@@ -363,10 +387,26 @@ def _page_text(page) -> str:
     text = page.extract_text(visitor_text=visit) or ""
     if "".join(p.text for p in pieces) != text:
         return text
-    pieces = with_paragraph_breaks(pieces)
-    if not _bold_marks_something(pieces):
-        return "".join(p.text for p in pieces)
-    return with_bold_marked(pieces)
+    return with_paragraph_breaks(pieces)
+
+
+def _page_texts(pages: list[list[TextPiece] | str]) -> list[str]:
+    """Each page's text, bold runs marked where the page's bold marks something, its
+    headings ranked by size over the whole document (a chapter's title above its
+    sections'): one pass to collect the heading sizes, one to write the text."""
+    sizes: list[float] = []
+    for page in pages:
+        if not isinstance(page, str) and _bold_marks_something(page):
+            with_bold_marked(page, heading_sizes=sizes)
+    levels = heading_levels_of(sizes)
+    return [
+        page
+        if isinstance(page, str)
+        else with_bold_marked(page, levels)
+        if _bold_marks_something(page)
+        else "".join(p.text for p in page)
+        for page in pages
+    ]
 
 
 def _bold_marks_something(pieces: list[TextPiece]) -> bool:
@@ -377,13 +417,13 @@ def _bold_marks_something(pieces: list[TextPiece]) -> bool:
 
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
-    pages: list[str] = []
+    read: list[list[TextPiece] | str] = []
     for number, page in enumerate(reader.pages, start=1):
         try:
-            pages.append(clean_pdf_text(_page_text(page)))
+            read.append(_page_pieces(page))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
-    pages = drop_running_lines(pages)
+    pages = drop_running_lines([clean_pdf_text(text) for text in _page_texts(read)])
     if not any(p.strip() for p in pages):
         raise UnreadableFile("the PDF has no text layer (a scan?); nothing to read")
     return pages

@@ -25,10 +25,10 @@ from psycopg.types import TypeInfo
 
 from concepts import graph, lookup, merge, reading, reading_lease
 from concepts.extractors import (
-    MAX_CONCEPTS_PER_FILE,
     ExtractedConcept,
     Extraction,
     ExtractionFailed,
+    concept_bound,
     extractor_get,
 )
 from concepts.models import (
@@ -512,7 +512,7 @@ def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> File
         extraction = extractor.extract(
             pages=parsed.pages, language=subject_file.subject.language, file_name=subject_file.name
         )
-        accepted, rejected = _validate(extraction)
+        accepted, rejected = _validate(extraction, concept_bound(parsed.pages))
         vectors, model_name = (
             concept_name_vectors([c.name for c in accepted]) if accepted else ([], "")
         )
@@ -536,12 +536,12 @@ def file_read(*, subject_file: SubjectFile, now: datetime | None = None) -> File
     return FileReading.objects.get(pk=subject_file.pk)
 
 
-def _validate(extraction: Extraction) -> tuple[list[ExtractedConcept], list[str]]:
+def _validate(extraction: Extraction, bound: int) -> tuple[list[ExtractedConcept], list[str]]:
     """Apply the validator to whatever the extractor proposed (the LLM's names too)."""
     accepted: list[ExtractedConcept] = []
     rejected = list(extraction.rejected)
     seen: set[str] = set()
-    for concept in extraction.concepts[:MAX_CONCEPTS_PER_FILE]:
+    for concept in extraction.concepts[:bound]:
         verdict = name_check(concept.name)
         key = concept_key(concept.name)
         if not verdict.ok:

@@ -50,6 +50,18 @@ def test_evaluate_extraction_reads_a_devset_through_the_services_and_scores_the_
     assert "| devset-mini | 2 |" in text
 
 
+@pytest.mark.django_db
+def test_evaluate_extraction_one_file_uploads_the_whole_book_as_one_pdf():
+    out = StringIO()
+    call_command("evaluate_extraction", devset=[str(MINI)], one_file=True, as_pdf=True, stdout=out)
+    text = out.getvalue()
+    assert [f.name for f in SubjectFile.objects.all()] == ["devset-mini.pdf"]
+    names = {c.name for c in Concept.objects.all()}
+    assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
+    assert "gold 6" in text and "gold found 5" in text
+    assert "Each book uploaded as one file." in text and "| devset-mini | 1 |" in text
+
+
 def test_evaluate_extraction_refuses_a_folder_that_is_no_devset(tmp_path):
     with pytest.raises(CommandError, match="gold_concepts.json"):
         call_command("evaluate_extraction", devset=[str(tmp_path)])

@@ -117,6 +117,136 @@ def test_notes_with_a_preface_section_further_down_are_read_as_usual():
     assert "Diffusion" in names
 
 
+def test_a_whole_book_in_one_file_loses_its_preface_and_keeps_its_chapters():
+    book = (
+        "# Preface\n\n"
+        + _PREFACE_BODY
+        + "\n# Cell transport\n\n**Osmosis** is the diffusion of water across a membrane.\n"
+    )
+    names = _names(book)
+
+    assert "Osmosis" in names
+    # The preface's own sections ("##" under "# Preface") are the preface still.
+    assert not names & {"OpenStax", "Community Hubs", "Diffusion"}
+
+
+_ONE_RANK_PREFACE = (
+    "## Preface\n\n"
+    + _PREFACE_BODY
+    + "\n## Unit 1: Levels of Organization\n\nThe first unit covers Tissue repair.\n"
+    + "Tissue repair is the replacement of cells after an injury.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "## 1.1 Cell transport\n\nOsmosis is the diffusion of water across a membrane.\n",
+        "## Cell transport\n\n**Osmosis** is the diffusion of water across a membrane.\n",
+    ],
+)
+def test_where_headings_have_one_rank_the_body_begins_at_a_section_number_or_marked_terms(body):
+    # A PDF whose headings are all one size: a preface's sections look like any heading,
+    # its "Unit 1: …" among them.
+    names = _names(_ONE_RANK_PREFACE + "\n" + body)
+
+    assert "Osmosis" in names
+    assert not names & {"OpenStax", "Community Hubs", "Diffusion", "Tissue repair"}
+
+
+def test_front_matter_of_one_rank_that_never_ends_is_cut_at_its_longest():
+    assert _extract(_ONE_RANK_PREFACE).concepts == []
+    long_preface = _ONE_RANK_PREFACE + ("We thank our reviewers for their work. " * 1100)
+    names = _names(long_preface + "\n## Cell transport\n\nOsmosis is the diffusion of water.\n")
+    assert "Osmosis" in names and "Tissue repair" not in names
+
+
+def test_a_whole_book_in_one_file_gives_more_concepts_than_a_section_may():
+    from concepts.extractors.base import CHARS_PER_CONCEPT, MAX_CONCEPTS_PER_FILE, concept_bound
+
+    kinds = ["Red", "Green", "Blue", "Dark", "Pale", "Deep", "Upper", "Lower", "Inner", "Outer"]
+    parts = ["membrane", "channel", "fiber", "gland", "vessel", "nerve", "tissue", "cell"]
+    filler = "It is described at length in this chapter, with its parts and uses. " * 8
+    terms = [f"{kind} {part}" for kind in kinds for part in parts]
+    terms += [f"{kind} {part} layer" for kind in kinds for part in parts]
+    book = "\n\n".join(
+        f"The **{term.lower()}** is a structure of the body. {filler}" for term in terms
+    )
+    assert concept_bound([book]) > MAX_CONCEPTS_PER_FILE == concept_bound([book[:1000]])
+    assert concept_bound([book]) == len(book) // CHARS_PER_CONCEPT
+
+    names = {name.casefold() for name in _names(book)}
+    assert len(terms) == 160 and names == {term.casefold() for term in terms}
+
+
+@pytest.mark.parametrize(
+    "words, text",
+    [
+        ("cell", "a cell."),
+        ("cell", "cells and a cell"),
+        ("cell", "cells"),
+        ("cell", "cell"),
+        ("ión", "la unión"),
+        ("ión", "el ión."),
+        ("sierra club", "the sierra club_x"),
+        ("الخلية", "في الخلية."),
+        ("state", "statehood, interstate, the state"),
+    ],
+)
+def test_a_name_is_written_whole_as_a_word_boundary_pattern_finds_it(words, text):
+    import re
+
+    from concepts.extractors.offline import _written
+
+    pattern = rf"(?<!\w){re.escape(words)}(?!\w)"
+    assert _written(words, text) == bool(re.search(pattern, text))
+
+
+@pytest.mark.parametrize(
+    "sizes, levels",
+    [
+        ([18.0, 14.0, 18.0, 12.0], {18.0: 2, 14.0: 3, 12.0: 4}),
+        ([13.0, 13.0], {13.0: 2}),
+        ([18.0, 17.0, 12.0], {18.0: 2, 17.0: 2, 12.0: 3}),  # 17 within 10 % of 18
+        (
+            [40.0, 30.0, 24.0, 20.0, 16.0, 14.0, 12.0],
+            {40.0: 2, 30.0: 3, 24.0: 4, 20.0: 5, 16.0: 6, 14.0: 6, 12.0: 6},
+        ),
+    ],
+)
+def test_a_pdfs_heading_sizes_rank_its_headings(sizes, levels):
+    from concepts.reading import heading_levels_of
+
+    assert heading_levels_of(sizes) == levels
+
+
+def test_a_book_pdf_ranks_its_headings_by_size_so_its_preface_is_left_out():
+    import matplotlib
+    from fpdf import FPDF
+
+    fonts = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", "", str(fonts / "DejaVuSans.ttf"))
+    pdf.add_font("DejaVu", "B", str(fonts / "DejaVuSans-Bold.ttf"))
+    pdf.add_page()
+
+    def write(text: str, size: float, bold: bool = False) -> None:
+        pdf.set_font("DejaVu", "B" if bold else "", size)
+        pdf.multi_cell(0, size * 0.6, text, markdown=True, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(size * 0.4)
+
+    write("Preface", 20, bold=True)
+    write("About OpenStax", 14, bold=True)
+    write("**OpenStax** is a nonprofit based at Rice University.", 10)
+    write("Cell transport", 20, bold=True)
+    write("**Osmosis** is the diffusion of water across a membrane.", 10)
+    text = parse(bytes(pdf.output()), "pdf").pages[0]
+
+    assert "## Preface" in text and "### About OpenStax" in text and "## Cell transport" in text
+    names = {c.name for c in OfflineExtractor().extract(pages=[text]).concepts}
+    assert names == {"Osmosis"}
+
+
 @pytest.mark.parametrize(
     "text, name",
     [

@@ -10,6 +10,7 @@ from concepts.extractors.base import (
     Extraction,
     ExtractionFailed,
     Extractor,
+    concept_bound,
 )
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "Extraction",
     "ExtractionFailed",
     "Extractor",
+    "concept_bound",
     "extractor_get",
 ]
 

@@ -9,6 +9,17 @@ from typing import Protocol
 # extractor that finds more keeps the first ones in the order the file presents them.
 # A textbook section defines up to ~100 key terms (the anatomy devset's largest: 97).
 MAX_CONCEPTS_PER_FILE = 150
+# A longer file (a whole book uploaded as one PDF) may give one concept per this many
+# characters of text: the anatomy devset's 54 sections hold 848 key terms in ~790,000
+# characters (one per ~930), so its whole text in one file keeps them all.
+CHARS_PER_CONCEPT = 500
+
+
+def concept_bound(pages: list[str]) -> int:
+    """How many concepts one file may give: MAX_CONCEPTS_PER_FILE, or more for a long one."""
+    return max(MAX_CONCEPTS_PER_FILE, sum(len(page) for page in pages) // CHARS_PER_CONCEPT)
+
+
 SUMMARY_MAX_CHARS = 300
 DEFINITION_MAX_CHARS = 1000
 

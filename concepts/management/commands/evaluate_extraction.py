@@ -71,6 +71,12 @@ class Command(BaseCommand):
             "with --unmarked, a PDF without bold (its headings still larger and bold)",
         )
         parser.add_argument(
+            "--one-file",
+            action="store_true",
+            help="upload the whole book as one file (its sections one after the other, in "
+            "file order), as a teacher uploading the book would",
+        )
+        parser.add_argument(
             "--pdf-maker",
             choices=["fpdf2", "chromium"],
             default="fpdf2",
@@ -122,6 +128,8 @@ class Command(BaseCommand):
         self.stdout.write("")
         if options["unmarked"]:
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
+        if options.get("one_file"):
+            self.stdout.write("Each book uploaded as one file.")
         if options["as_pdf"]:
             self.stdout.write(f"Each file set as a PDF ({options['pdf_maker']}).")
         self.stdout.write(
@@ -149,6 +157,8 @@ class Command(BaseCommand):
         texts = [path.read_bytes().decode("utf-8") for path in paths]
         if options["unmarked"]:
             texts = [without_bold(text) for text in texts]
+        if options.get("one_file"):
+            paths, texts = [devset.path / f"{devset.name}.md"], ["\n\n".join(texts)]
         files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
         if options["as_pdf"]:
             pdfs = (
