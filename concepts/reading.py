@@ -220,8 +220,10 @@ def _resolved(value):
 HEADING_SIZE_RATIO = 1.15
 # A heading this much larger than the next size down is a level above it.
 HEADING_STEP_RATIO = 1.1
-# A line break this many times the page's usual line spacing ends a paragraph.
-PARAGRAPH_GAP_RATIO = 1.5
+# A line break this many times the page's usual line spacing ends a paragraph. The PDFs
+# of three programs set a paragraph 1.44× (LibreOffice), 1.8-1.9× (Chromium) and 2× (fpdf2)
+# a line apart, and no line break of the dev books 1.15-1.28× (docs/BENCHMARKS.md).
+PARAGRAPH_GAP_RATIO = 1.25
 # A page with this share of its characters in bold sets its text in a bold face (a body
 # font named "…Demi", a title page, a slide of headlines): its bold marks nothing.
 BOLD_MAX_SHARE = 0.5
@@ -335,18 +337,23 @@ def with_bold_marked(
 def with_paragraph_breaks(pieces: list[TextPiece]) -> list[TextPiece]:
     """The pieces with a blank line where the text moves down further than its usual line
     spacing (PARAGRAPH_GAP_RATIO times the median step): a PDF's text has no blank lines,
-    but its paragraphs, headings and captions stand apart on the page."""
+    but its paragraphs, headings and captions stand apart on the page. A step is measured
+    from a line's first piece to the next line's: a superscript ending a line ("10³")
+    sits higher than its line."""
     breaks: list[tuple[int, float]] = []  # (index of the line break, how far down)
-    last: TextPiece | None = None
+    line_start: TextPiece | None = None
     newline: int | None = None
     for index, piece in enumerate(pieces):
         if not piece.text.strip():
-            if "\n" in piece.text and last is not None and newline is None:
+            if "\n" in piece.text and line_start is not None and newline is None:
                 newline = index
             continue
-        if newline is not None and last is not None:
-            breaks.append((newline, last.y - piece.y))
-        last, newline = piece, None
+        if line_start is None:
+            line_start = piece
+        elif newline is not None:
+            breaks.append((newline, line_start.y - piece.y))
+            line_start = piece
+        newline = None
     steps = sorted(step for _, step in breaks if step > 0)
     if not steps:
         return pieces

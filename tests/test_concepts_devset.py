@@ -62,6 +62,25 @@ def test_evaluate_extraction_one_file_uploads_the_whole_book_as_one_pdf():
     assert "Each book uploaded as one file." in text and "| devset-mini | 1 |" in text
 
 
+@pytest.mark.django_db
+def test_evaluate_extraction_uploads_pdfs_made_elsewhere_from_a_folder(tmp_path):
+    from concepts.devset import pdf_of_markdown
+
+    for path in load_devset(MINI).files():
+        (tmp_path / f"{path.stem}.pdf").write_bytes(pdf_of_markdown(path.read_text("utf-8")))
+    out = StringIO()
+    call_command("evaluate_extraction", devset=[str(MINI)], pdf_dir=str(tmp_path), stdout=out)
+    assert [f.name for f in SubjectFile.objects.order_by("name")] == [
+        "ch01_01_m1.pdf",
+        "ch01_02_m2.pdf",
+    ]
+    assert "gold 6" in out.getvalue() and "gold found 5" in out.getvalue()
+
+    (tmp_path / "ch01_02_m2.pdf").unlink()
+    with pytest.raises(CommandError, match="no PDF for a section: .*ch01_02_m2.pdf"):
+        call_command("evaluate_extraction", devset=[str(MINI)], pdf_dir=str(tmp_path))
+
+
 def test_evaluate_extraction_refuses_a_folder_that_is_no_devset(tmp_path):
     with pytest.raises(CommandError, match="gold_concepts.json"):
         call_command("evaluate_extraction", devset=[str(tmp_path)])

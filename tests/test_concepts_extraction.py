@@ -396,6 +396,28 @@ def test_a_pdfs_paragraphs_stand_apart_as_its_page_sets_them_apart():
     assert text.split(second)[0].endswith("\n\n")
 
 
+def test_a_paragraph_set_a_little_apart_stands_apart_and_a_superscript_breaks_nothing():
+    from concepts.reading import TextPiece, with_paragraph_breaks
+
+    # LibreOffice's spacing: lines 15.8 apart, paragraphs 22.8 (1.44×); the first line
+    # ends on a superscript set 4 higher than its line.
+    pieces = [
+        TextPiece("A mole is 6.02 × 10", y=700.0),
+        TextPiece("23", y=704.0),
+        TextPiece("\n"),
+        TextPiece("particles of a substance.", y=684.2),
+        TextPiece("\n"),
+        TextPiece("Molar mass is the mass of one mole.", y=661.4),
+        TextPiece("\n"),
+        TextPiece("It is given in grams per mole.", y=645.6),
+    ]
+    text = "".join(p.text for p in with_paragraph_breaks(pieces))
+    assert text == (
+        "A mole is 6.02 × 1023\nparticles of a substance.\n\n"
+        "Molar mass is the mass of one mole.\nIt is given in grams per mole."
+    )
+
+
 @pytest.mark.parametrize(
     "font, bold",
     [

@@ -77,6 +77,13 @@ class Command(BaseCommand):
             "file order), as a teacher uploading the book would",
         )
         parser.add_argument(
+            "--pdf-dir",
+            default="",
+            metavar="DIR",
+            help="upload DIR/<section>.pdf for each section (PDFs made by any program, e.g. "
+            "LibreOffice from the sections' web pages: docs/BENCHMARKS.md)",
+        )
+        parser.add_argument(
             "--pdf-maker",
             choices=["fpdf2", "chromium"],
             default="fpdf2",
@@ -130,7 +137,9 @@ class Command(BaseCommand):
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
         if options.get("one_file"):
             self.stdout.write("Each book uploaded as one file.")
-        if options["as_pdf"]:
+        if options.get("pdf_dir"):
+            self.stdout.write(f"Each file as its PDF in {options['pdf_dir']}.")
+        elif options["as_pdf"]:
             self.stdout.write(f"Each file set as a PDF ({options['pdf_maker']}).")
         self.stdout.write(
             "| book | files | concepts | P | R | F1 | furniture | baseline P / R / F1 "
@@ -160,7 +169,10 @@ class Command(BaseCommand):
         if options.get("one_file"):
             paths, texts = [devset.path / f"{devset.name}.md"], ["\n\n".join(texts)]
         files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
-        if options["as_pdf"]:
+        if options.get("pdf_dir"):
+            pdfs = [_read_pdf(Path(options["pdf_dir"]) / f"{path.stem}.pdf") for path in paths]
+            files = [(f"{path.stem}.pdf", pdf) for path, pdf in zip(paths, pdfs, strict=True)]
+        elif options["as_pdf"]:
             pdfs = (
                 pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
                 if options.get("pdf_maker") == "chromium"
@@ -204,6 +216,13 @@ class Command(BaseCommand):
             f"| {inline_cell} "
             f"| {first:.2f} / {last:.2f} |"
         )
+
+
+def _read_pdf(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"--pdf-dir: no PDF for a section: {path}") from exc
 
 
 def _copula_subjects(texts: list[str], code: str) -> list[str]:
