@@ -94,18 +94,21 @@ def parse(content: bytes, kind: str) -> ParsedFile:
 
 def _pdf_reader(content: bytes):
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     if not content.lstrip()[:5].startswith(b"%PDF"):
         raise UnreadableFile("not a PDF (no %PDF header)")
     try:
         reader = PdfReader(io.BytesIO(content), strict=False)
-        if reader.is_encrypted:
-            raise UnreadableFile("the PDF is encrypted")
+        # Most "protected" PDFs open without a password (the owner's restricts printing
+        # or copying, as a publisher's or a course pack's often does): read them as any
+        # viewer does. Only a PDF that asks for a password to open is refused.
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise UnreadableFile("the PDF asks for a password to open; upload it without one")
         _ = len(reader.pages)
     except UnreadableFile:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise UnreadableFile(f"the PDF cannot be parsed: {exc}") from exc
     return reader
 

@@ -292,6 +292,25 @@ def _pdf_of_lines(lines: list[str]) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-128", "AES-256"])
+def test_a_pdf_protected_against_copying_but_not_opening_is_read(algorithm):
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    from concepts.devset import pdf_of_markdown
+
+    pdf = pdf_of_markdown("**Osmosis** is the diffusion of water across a membrane.\n")
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    writer.encrypt(user_password="", owner_password="publisher", algorithm=algorithm)
+    out = io.BytesIO()
+    writer.write(out)
+
+    assert parse(out.getvalue(), "pdf").pages == [
+        "**Osmosis** is the diffusion of water across a membrane."
+    ]
+
+
 def test_a_pdfs_running_headers_and_page_numbers_are_dropped():
     definitions = [
         "Osmosis is the diffusion of water across a selectively permeable membrane.",

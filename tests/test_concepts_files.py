@@ -78,10 +78,26 @@ def test_removing_a_file_is_recorded_and_its_concepts_are_no_longer_explained(
     assert api.delete(f"{URL}{body['file_id']}/").status_code == 400
 
 
+def _locked_pdf() -> bytes:
+    """A PDF that asks for a password to open."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    from concepts.devset import pdf_of_markdown
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_of_markdown("**Osmosis** is …"))))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="AES-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 @pytest.mark.parametrize(
     "name, content, message",
     [
         ("empty.md", b"", "empty"),
+        ("locked.pdf", _locked_pdf(), "asks for a password to open"),
         ("slides.docx", b"PK\x03\x04 not supported", "unsupported file type"),
         ("broken.pdf", b"%PDF-1.4\n this is not a real PDF body", "PDF"),
         ("fake.pdf", b"hello, I am text", "not a PDF"),
