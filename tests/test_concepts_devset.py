@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from concepts.devset import bold_spans, copula_subjects, html_of_markdown, load_devset, norm, score
 from concepts.models import Concept, FileReading
-from memory.models import SubjectFile
+from memory.models import Subject, SubjectFile
 
 MINI = Path(__file__).resolve().parent / "data" / "devset-mini"
 
@@ -77,8 +77,10 @@ def test_evaluate_extraction_uploads_pdfs_made_elsewhere_from_a_folder(tmp_path)
     assert "gold 6" in out.getvalue() and "gold found 5" in out.getvalue()
 
     (tmp_path / "ch01_02_m2.pdf").unlink()
+    subjects = Subject.objects.count()
     with pytest.raises(CommandError, match="no PDF for a section: .*ch01_02_m2.pdf"):
         call_command("evaluate_extraction", devset=[str(MINI)], pdf_dir=str(tmp_path))
+    assert Subject.objects.count() == subjects  # nothing written
 
 
 def test_evaluate_extraction_refuses_a_folder_that_is_no_devset(tmp_path):

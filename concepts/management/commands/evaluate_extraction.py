@@ -125,13 +125,15 @@ class Command(BaseCommand):
             devsets = [load_devset(Path(p)) for p in options["devset"]]
         except DevsetError as exc:
             raise CommandError(str(exc)) from exc
+        # Every file made first: a missing PDF or a failing browser writes nothing.
+        prepared = [_files(devset, options) for devset in devsets]
         slug = options["org"] or "devset-evaluation"
         organization = Organization.objects.filter(slug=slug).first() or organization_create(
             name="Devset evaluation", slug=slug
         )
         rows = []
-        for devset in devsets:
-            rows.append(self._one(devset, organization, options))
+        for devset, (paths, texts, files) in zip(devsets, prepared, strict=True):
+            rows.append(self._one(devset, organization, options, paths, texts, files))
         self.stdout.write("")
         if options["unmarked"]:
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
@@ -149,7 +151,7 @@ class Command(BaseCommand):
         for row in rows:
             self.stdout.write(row)
 
-    def _one(self, devset, organization, options) -> str:
+    def _one(self, devset, organization, options, paths, texts, files) -> str:
         stamp = timezone.now().strftime("%Y%m%d%H%M%S")
         external_id = f"{options['subject'] or devset.name}-{stamp}"
         try:
@@ -162,23 +164,6 @@ class Command(BaseCommand):
         except InvalidInput as exc:
             raise CommandError(str(exc)) from exc
         seconds: list[float] = []
-        paths = devset.files()
-        texts = [path.read_bytes().decode("utf-8") for path in paths]
-        if options["unmarked"]:
-            texts = [without_bold(text) for text in texts]
-        if options.get("one_file"):
-            paths, texts = [devset.path / f"{devset.name}.md"], ["\n\n".join(texts)]
-        files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
-        if options.get("pdf_dir"):
-            pdfs = [_read_pdf(Path(options["pdf_dir"]) / f"{path.stem}.pdf") for path in paths]
-            files = [(f"{path.stem}.pdf", pdf) for path, pdf in zip(paths, pdfs, strict=True)]
-        elif options["as_pdf"]:
-            pdfs = (
-                pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
-                if options.get("pdf_maker") == "chromium"
-                else [pdf_of_markdown(text) for text in texts]
-            )
-            files = [(f"{path.stem}.pdf", pdf) for path, pdf in zip(paths, pdfs, strict=True)]
         for path, (name, content) in zip(paths, files, strict=True):
             started = time.perf_counter()
             upload = file_upload(subject=subject, name=name, content=content, queue=False)
@@ -216,6 +201,29 @@ class Command(BaseCommand):
             f"| {inline_cell} "
             f"| {first:.2f} / {last:.2f} |"
         )
+
+
+def _files(devset, options) -> tuple[list[Path], list[str], list[tuple[str, bytes]]]:
+    """The section files, their texts and what is uploaded for each (name, content): the
+    Markdown, without its bold (--unmarked), as one file (--one-file), or as PDFs."""
+    paths = devset.files()
+    texts = [path.read_bytes().decode("utf-8") for path in paths]
+    if options["unmarked"]:
+        texts = [without_bold(text) for text in texts]
+    if options.get("one_file"):
+        paths, texts = [devset.path / f"{devset.name}.md"], ["\n\n".join(texts)]
+    files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
+    if options.get("pdf_dir"):
+        pdfs = [_read_pdf(Path(options["pdf_dir"]) / f"{path.stem}.pdf") for path in paths]
+    elif options["as_pdf"]:
+        pdfs = (
+            pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
+            if options.get("pdf_maker") == "chromium"
+            else [pdf_of_markdown(text) for text in texts]
+        )
+    else:
+        return paths, texts, files
+    return paths, texts, [(f"{p.stem}.pdf", pdf) for p, pdf in zip(paths, pdfs, strict=True)]
 
 
 def _read_pdf(path: Path) -> bytes:
