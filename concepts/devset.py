@@ -231,7 +231,8 @@ BROWSER_PAGE_STYLE = (
 def html_of_markdown(text: str) -> str:
     """The section as a web page, as a student's "print to PDF" of the book would start:
     headings as <h1>–<h6>, **bold** in <b>, *italic* in <i>, list items in <ul>, every
-    other block of lines a paragraph (its lines apart by <br>)."""
+    other block of lines a paragraph (its lines apart by <br>); each block right to left
+    when its first letter is (dir="auto": Arabic)."""
     from html import escape
 
     def inline(line: str) -> str:
@@ -246,12 +247,12 @@ def html_of_markdown(text: str) -> str:
             continue
         if len(lines) == 1 and _HEADING.match(lines[0]):
             level = min(len(lines[0]) - len(lines[0].lstrip("#")), 6)
-            body.append(f"<h{level}>{inline(_HEADING.sub('', lines[0]))}</h{level}>")
+            body.append(f'<h{level} dir="auto">{inline(_HEADING.sub("", lines[0]))}</h{level}>')
         elif all(_LIST_ITEM.match(line) for line in lines):
             items = "".join(f"<li>{inline(_LIST_ITEM.sub('', line))}</li>" for line in lines)
-            body.append(f"<ul>{items}</ul>")
+            body.append(f'<ul dir="auto">{items}</ul>')
         else:
-            body.append("<p>" + "<br>".join(inline(line) for line in lines) + "</p>")
+            body.append('<p dir="auto">' + "<br>".join(inline(line) for line in lines) + "</p>")
     return (
         f'<!doctype html><html><head><meta charset="utf-8"><style>{BROWSER_PAGE_STYLE}'
         f"</style></head><body>{''.join(body)}</body></html>"

@@ -425,6 +425,28 @@ def _bold_marks_something(pieces: list[TextPiece]) -> bool:
     return 0 < bold < BOLD_MAX_SHARE * sum(len(p.text.strip()) for p in pieces)
 
 
+def _rebuild_rtl_pages(content: bytes, read: list[list[TextPiece] | str]) -> None:
+    """Pages mostly in a right-to-left script (Arabic) read again from their glyphs'
+    positions (`concepts.reading_rtl`): pypdf's text of them is out of order."""
+    from concepts.reading_rtl import is_mostly_rtl, rtl_pages
+
+    texts = [page if isinstance(page, str) else "".join(p.text for p in page) for page in read]
+    numbers = [i for i, text in enumerate(texts) if is_mostly_rtl(text)]
+    if not numbers:
+        return
+    try:
+        rebuilt = rtl_pages(content, numbers, _is_bold_name)
+    except Exception:  # pdfminer raises many types on content it cannot follow
+        logger.warning("right-to-left pages could not be rebuilt; pypdf's text kept")
+        return
+    for index, pieces in rebuilt.items():
+        read[index] = with_paragraph_breaks(pieces)
+
+
+def _is_bold_name(name: str) -> bool:
+    return bool(_BOLD_FONT.search(name.split("+", 1)[-1]))
+
+
 def _pdf_pages(content: bytes) -> list[str]:
     reader = _pdf_reader(content)
     read: list[list[TextPiece] | str] = []
@@ -433,6 +455,7 @@ def _pdf_pages(content: bytes) -> list[str]:
             read.append(_page_pieces(page))
         except Exception as exc:  # pypdf raises many types on broken content streams
             raise UnreadableFile(f"page {number} of the PDF cannot be read: {exc}") from exc
+    _rebuild_rtl_pages(content, read)
     pages = drop_running_lines([clean_pdf_text(text) for text in _page_texts(read)])
     if not any(p.strip() for p in pages):
         raise UnreadableFile("the PDF has no text layer (a scan?); nothing to read")

@@ -140,9 +140,9 @@ def test_a_section_becomes_a_web_page_with_its_headings_bold_lists_and_paragraph
     page = html_of_markdown(
         "# Cells\n\nA **cell** is *small* & [alive](x.md).\nSecond line.\n\n- one\n- **two**\n"
     )
-    assert "<h1>Cells</h1>" in page
-    assert "<p>A <b>cell</b> is <i>small</i> &amp; alive.<br>Second line.</p>" in page
-    assert "<ul><li>one</li><li><b>two</b></li></ul>" in page
+    assert '<h1 dir="auto">Cells</h1>' in page
+    assert '<p dir="auto">A <b>cell</b> is <i>small</i> &amp; alive.<br>Second line.</p>' in page
+    assert '<ul dir="auto"><li>one</li><li><b>two</b></li></ul>' in page
 
 
 def test_the_unmarked_baseline_is_each_sentence_subject_before_is_a():

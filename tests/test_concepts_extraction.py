@@ -311,6 +311,67 @@ def test_a_pdf_protected_against_copying_but_not_opening_is_read(algorithm):
     ]
 
 
+_ARABIC_SECTION = """# الانتشار والتناضح
+
+**الانتشار** هو حركة الجزيئات من التركيز العالي إلى التركيز المنخفض عند درجة 37 °C.
+
+**الحمض النووي** (DNA polymerase) هو جزيء يحمل المعلومات الوراثية، مثل COVID-19.
+"""
+
+
+def test_an_arabic_pdf_is_read_in_reading_order_with_its_latin_words_and_numbers():
+    from concepts.devset import pdfs_from_browser
+
+    # Chromium sets Arabic lines right to left; pypdf gave their words in reverse order
+    # and split "الانتشار" around its lam-alef ligature.
+    pdf = pdfs_from_browser([_ARABIC_SECTION], "/usr/bin/chromium")[0]
+    text = parse(pdf, "pdf").pages[0]
+
+    assert "الانتشار هو حركة الجزيئات من التركيز العالي" in text
+    assert "عند درجة 37 °C." in text
+    assert "الحمض النووي (DNA polymerase) هو جزيء" in text and "COVID-19" in text
+    names = {c.name for c in OfflineExtractor().extract(pages=[text], language="ar").concepts}
+    assert names == {"الانتشار", "الحمض النووي"}
+
+
+def test_arabic_glyphs_set_apart_without_spaces_are_read_as_words_right_to_left():
+    from concepts.reading_rtl import _Glyph, _lines
+
+    # LibreOffice sets the gaps between Arabic words as glyph positions, not spaces:
+    # "هو حركة" drawn from the right edge, each glyph 5 wide, a word gap of 3.
+    def glyphs(words: list[str], right: float) -> list[_Glyph]:
+        out = []
+        for word in words:
+            for letter in word:
+                out.append(_Glyph(letter, right - 5, right, 700.0, 10.0, False))
+                right -= 5
+            right -= 3
+        return out
+
+    line = _lines(glyphs(["هو", "حركة"], 300.0) + glyphs(["الماء"], 150.0))
+    assert ["".join(g.text for g in row) for row in line] == ["هو حركة", "الماء"]
+
+
+@pytest.mark.parametrize(
+    "drawn",
+    [
+        ".(RNA) يزوبيرلا",  # the glyph as drawn (Chromium): mirrored brackets
+        ".)RNA( يزوبيرلا",  # the character as written (LibreOffice)
+    ],
+)
+def test_brackets_and_latin_in_an_arabic_line_read_as_written(drawn):
+    from concepts.reading_rtl import _Glyph, _lines
+
+    # The line as it stands on the page, left to right (the Arabic word's letters too).
+    glyphs = [
+        _Glyph(c, 100.0 + 6 * i, 105.0 + 6 * i, 700.0, 10.0, False) for i, c in enumerate(drawn)
+    ]
+    glyphs = [g for g in glyphs if g.text != " "]  # the gap is a position, not a glyph
+
+    (line,) = _lines(glyphs)
+    assert "".join(g.text for g in line) == "الريبوزي (RNA)."
+
+
 def test_a_pdfs_running_headers_and_page_numbers_are_dropped():
     definitions = [
         "Osmosis is the diffusion of water across a selectively permeable membrane.",

@@ -1,0 +1,263 @@
+"""Right-to-left PDF pages (Arabic) rebuilt from where each glyph stands on the page.
+
+pypdf's text of an Arabic page comes out wrong in a different way for each program that
+made the PDF: Chromium's gives the words of a line in reverse order and splits a word
+around its lam-alef ligature; LibreOffice's drops the spaces between words (its word
+gaps are glyph positions, not space characters). What every such PDF does set right is
+where each glyph stands. So a page whose text is mostly right-to-left is read again
+with pdfminer.six, glyph by glyph: glyphs on one baseline are a line; an Arabic line
+reads from its right edge to its left, a space where two glyphs stand apart, and a
+left-to-right run inside it ("DNA", "37 °C") keeps its own order. A ligature glyph
+carries its letters in reading order ("ﻻ" is lam, alef), and presentation forms are
+folded to letters (NFKC).
+
+The result is pieces as `concepts.reading` makes them from pypdf (text, bold by the
+font's name, size, baseline), so paragraphs, bold runs and headings are read the same.
+A page set in two columns comes out line by line across both (each line whole, the
+columns interleaved): a known limit.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A line whose glyphs stand this far apart (in font sizes) is two lines (two columns).
+COLUMN_GAP = 4.0
+# Two glyphs this far apart (in font sizes) have a word space between them.
+WORD_GAP = 0.2
+# Glyphs whose baselines differ by less than this (in font sizes) are on one line.
+SAME_LINE = 0.4
+# A page is read glyph by glyph when at least this share of its letters is right-to-left.
+RTL_MIN_SHARE = 0.5
+
+
+def is_mostly_rtl(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    rtl = sum(1 for c in letters if unicodedata.bidirectional(c) in ("R", "AL"))
+    return bool(letters) and rtl >= RTL_MIN_SHARE * len(letters)
+
+
+@dataclass(frozen=True)
+class _Glyph:
+    text: str
+    x0: float
+    x1: float
+    y: float
+    size: float
+    bold: bool
+
+
+def rtl_pages(content: bytes, numbers: list[int], is_bold: Callable[[str], bool]) -> dict:
+    """Page index (from 0) -> its pieces, for the pages `numbers` of the PDF `content`.
+    `is_bold` judges a font by its name."""
+    from pdfminer.high_level import extract_pages
+
+    from concepts.reading import TextPiece
+
+    # pdfminer warns of every font it measures by guess ("Could not get FontBBox"): the
+    # glyphs' positions it gives are still right.
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+
+    out: dict[int, list[TextPiece]] = {}
+    wanted = sorted(numbers)
+    for index, page in zip(
+        wanted, extract_pages(io.BytesIO(content), page_numbers=wanted), strict=False
+    ):
+        glyphs = [
+            _Glyph(
+                unicodedata.normalize("NFKC", char.get_text()),
+                char.x0,
+                char.x1,
+                char.y0,
+                char.size,
+                is_bold(char.fontname),
+            )
+            for char in _chars(page)
+        ]
+        out[index] = _pieces(glyphs, TextPiece)
+    return out
+
+
+def _chars(item):
+    from pdfminer.layout import LTChar
+
+    if isinstance(item, LTChar):
+        yield item
+        return
+    try:
+        children = list(item)
+    except TypeError:
+        return
+    for child in children:
+        yield from _chars(child)
+
+
+def _pieces(glyphs: list[_Glyph], piece) -> list:
+    pieces: list = []
+    for line in _lines(glyphs):
+        if pieces:
+            pieces.append(piece("\n", False, 0.0, 0.0))
+        run: list[str] = []
+        key: tuple[bool, float] | None = None
+        y = line[0].y
+        for glyph in line:
+            if key is not None and (glyph.bold, round(glyph.size, 1)) != key and glyph.text.strip():
+                pieces.append(piece("".join(run), key[0], key[1], y))
+                run = []
+            if glyph.text.strip() or key is None:
+                key = (glyph.bold, round(glyph.size, 1))
+            run.append(glyph.text)
+        if run and key is not None:
+            pieces.append(piece("".join(run), key[0], key[1], y))
+    return pieces
+
+
+def _lines(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
+    """The page's lines from top to bottom, each in reading order with its spaces."""
+    rows: list[list[_Glyph]] = []
+    for glyph in sorted(glyphs, key=lambda g: -g.y):
+        if rows and abs(rows[-1][0].y - glyph.y) < SAME_LINE * max(glyph.size, 1.0):
+            rows[-1].append(glyph)
+        else:
+            rows.append([glyph])
+    lines: list[list[_Glyph]] = []
+    for row in rows:
+        for segment in _segments(sorted(row, key=lambda g: g.x0)):
+            lines.append(_in_reading_order(segment))
+    return lines
+
+
+def _segments(row: list[_Glyph]) -> list[list[_Glyph]]:
+    """A row split where its glyphs stand a column apart (left to right)."""
+    segments: list[list[_Glyph]] = [[row[0]]]
+    for glyph in row[1:]:
+        if glyph.x0 - segments[-1][-1].x1 > COLUMN_GAP * max(glyph.size, 1.0):
+            segments.append([glyph])
+        else:
+            segments[-1].append(glyph)
+    if is_mostly_rtl("".join(g.text for g in row)):
+        segments.reverse()  # the right column first
+    return segments
+
+
+def _in_reading_order(segment: list[_Glyph]) -> list[_Glyph]:
+    """The glyphs of one line (sorted left to right) in reading order, with a space
+    where two stand a word apart; in a right-to-left line, a left-to-right run (Latin
+    words, numbers) keeps its own order."""
+    spaced: list[_Glyph] = []
+    for glyph in segment:
+        if spaced and glyph.text.strip() and spaced[-1].text.strip():
+            gap = glyph.x0 - spaced[-1].x1
+            if gap > WORD_GAP * max(glyph.size, 1.0):
+                spaced.append(_Glyph(" ", spaced[-1].x1, glyph.x0, glyph.y, glyph.size, False))
+        spaced.append(glyph)
+    if not is_mostly_rtl("".join(g.text for g in segment)):
+        return spaced
+    ordered = spaced[::-1]  # right to left: the reading order of the Arabic
+    kinds = _bidi_kinds([g.text for g in ordered])
+    out: list[_Glyph] = []
+    rtl: list[int] = []  # where in `out` the right-to-left glyphs are
+    i = 0
+    while i < len(ordered):
+        j = i + 1
+        if kinds[i] in ("L", "EN"):
+            while j < len(ordered) and kinds[j] == kinds[i]:
+                j += 1
+            out.extend(reversed(ordered[i:j]))  # a left-to-right run, set left to right
+        else:
+            rtl.append(len(out))
+            out.append(ordered[i])
+        i = j
+    return _brackets_mirrored(out, rtl)
+
+
+# Brackets in right-to-left text are drawn mirrored. Some programs' PDFs name the glyph
+# drawn (Chromium: "(" for a logical ")"), others the character written (LibreOffice).
+_MIRROR = str.maketrans("()[]{}<>«»", ")(][}{><»«")
+_OPENING, _CLOSING = "([{<«", ")]}>»"
+
+
+def _brackets_mirrored(glyphs: list[_Glyph], rtl: list[int]) -> list[_Glyph]:
+    """The glyphs with the right-to-left brackets swapped when they read backwards (a
+    closing one before any opening one): ")RNA(" is "(RNA)"."""
+    depth = 0
+    for index in rtl:
+        text = glyphs[index].text
+        depth += sum(text.count(c) for c in _OPENING) - sum(text.count(c) for c in _CLOSING)
+        if depth < 0:
+            break
+    else:
+        return glyphs
+    out = list(glyphs)
+    for index in rtl:
+        g = out[index]
+        out[index] = _Glyph(g.text.translate(_MIRROR), g.x0, g.x1, g.y, g.size, g.bold)
+    return out
+
+
+def _bidi_kinds(texts: list[str]) -> list[str]:
+    """Each glyph's direction in a right-to-left line (glyphs in reading order, a
+    left-to-right run still reversed): "L" (a left-to-right word: "DNA", "COVID-19"),
+    "EN" (a number: "37", "3,5") or "R" (the rest), resolved as the Unicode bidirectional
+    algorithm does for an Arabic line (its rules W2-W7 and N1, simplified). So "37 °C"
+    is two runs, a number and a word, as a browser sets it; "50%" after Arabic is the
+    number and then its sign. A number touching a Latin letter (no space between, or one
+    of - . , /) is part of the word: "COVID-19", "H2O". A number after a Latin word and a
+    space ("DNA polymerase 2") cannot be told from one before it and is read before."""
+    raw = [unicodedata.bidirectional(t[0]) if t else "ON" for t in texts]
+    n = len(raw)
+    kinds = list(raw)
+    # Numbers touching Latin letters are part of the word (W7 within a word).
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            if kinds[i] not in ("EN", "AN", "ES", "CS"):
+                continue
+            for step in (-1, 1):
+                k = i + step
+                if (
+                    0 <= k < n
+                    and kinds[k] == "L"
+                    and (kinds[i] in ("EN", "AN") or _between_digits_and_letter(kinds, i))
+                ):
+                    kinds[i], changed = "L", True
+                    break
+    strong = "R"
+    for i in range(n):  # W2: a number after Arabic letters is an Arabic number
+        if kinds[i] in ("L", "R", "AL"):
+            strong = kinds[i]
+        elif kinds[i] == "EN" and strong == "AL":
+            kinds[i] = "AN"
+    kinds = ["R" if k == "AL" else k for k in kinds]  # W3
+    for i in range(1, n - 1):  # W4: one separator between two digits of a kind
+        number = kinds[i - 1] if kinds[i - 1] == kinds[i + 1] else ""
+        if (number == "EN" and kinds[i] in ("CS", "ES")) or (number == "AN" and kinds[i] == "CS"):
+            kinds[i] = number
+    for i in range(n):  # W5: a terminator ("%") next to a European number is part of it
+        if kinds[i] == "ET" and any(0 <= k < n and kinds[k] == "EN" for k in (i - 1, i + 1)):
+            kinds[i] = "EN"
+    kinds = ["EN" if k == "AN" else k for k in kinds]  # a number, either way
+    i = 0
+    while i < n:  # N1: neutrals between two left-to-right glyphs are left-to-right
+        if kinds[i] in ("L", "R", "EN"):
+            i += 1
+            continue
+        j = i
+        while j < n and kinds[j] not in ("L", "R", "EN"):
+            j += 1
+        left_to_right = i > 0 and j < n and kinds[i - 1] == "L" and kinds[j] == "L"
+        for k in range(i, j):
+            kinds[k] = "L" if left_to_right else "R"
+        i = j
+    return kinds
+
+
+def _between_digits_and_letter(kinds: list[str], i: int) -> bool:
+    """Whether separator i joins a Latin letter and a digit ("COVID-19", "CO2/H2O")."""
+    sides = [kinds[k] for k in (i - 1, i + 1) if 0 <= k < len(kinds)]
+    return "L" in sides and any(k in ("EN", "AN") for k in sides)
