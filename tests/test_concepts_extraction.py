@@ -334,6 +334,22 @@ def test_an_arabic_pdf_is_read_in_reading_order_with_its_latin_words_and_numbers
     assert names == {"الانتشار", "الحمض النووي"}
 
 
+def test_an_arabic_section_printed_to_pdf_gives_the_concepts_of_its_markdown():
+    from concepts.devset import pdfs_from_browser
+
+    section = (DATA.parent / "arabic" / "cell-transport.md").read_text(encoding="utf-8")
+    pdf = pdfs_from_browser([section], "/usr/bin/chromium")[0]
+
+    def names(pages: list[str]) -> set[str]:
+        return {c.name for c in OfflineExtractor().extract(pages=pages, language="ar").concepts}
+
+    from_markdown = names([section])
+    assert len(from_markdown) == 8 and "الغشاء الخلوي" in from_markdown
+    # Chromium's bold for an Arabic font without a bold face is synthetic (not seen):
+    # the plain heading "العضيات" comes too.
+    assert names(parse(pdf, "pdf").pages) - {"العضيات"} == from_markdown
+
+
 def test_arabic_glyphs_set_apart_without_spaces_are_read_as_words_right_to_left():
     from concepts.reading_rtl import _Glyph, _lines
 
