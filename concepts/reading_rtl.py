@@ -124,11 +124,26 @@ def _lines(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
             rows[-1].append(glyph)
         else:
             rows.append([glyph])
+    left = min((g.x0 for g in glyphs), default=0.0)
+    right = max((g.x1 for g in glyphs), default=0.0)
     lines: list[list[_Glyph]] = []
     for row in rows:
         for segment in _segments(sorted(row, key=lambda g: g.x0)):
-            lines.append(_in_reading_order(segment))
+            lines.append(_in_reading_order(segment, _reads_right_to_left(segment, left, right)))
     return lines
+
+
+def _reads_right_to_left(segment: list[_Glyph], left: float, right: float) -> bool:
+    """Whether a line reads from its right edge: its letters are mostly right-to-left;
+    or it has none (".H2O", an Arabic paragraph's last line) and stands against the
+    page's right edge, away from its left one, as a right-to-left paragraph sets it."""
+    text = "".join(g.text for g in segment)
+    if is_mostly_rtl(text):
+        return True
+    if any(unicodedata.bidirectional(c) in ("R", "AL") for c in text):
+        return False
+    size = max(segment[0].size, 1.0)
+    return right - segment[-1].x1 < 2 * size and segment[0].x0 - left > 2 * size
 
 
 def _segments(row: list[_Glyph]) -> list[list[_Glyph]]:
@@ -144,7 +159,7 @@ def _segments(row: list[_Glyph]) -> list[list[_Glyph]]:
     return segments
 
 
-def _in_reading_order(segment: list[_Glyph]) -> list[_Glyph]:
+def _in_reading_order(segment: list[_Glyph], right_to_left: bool) -> list[_Glyph]:
     """The glyphs of one line (sorted left to right) in reading order, with a space
     where two stand a word apart; in a right-to-left line, a left-to-right run (Latin
     words, numbers) keeps its own order."""
@@ -155,7 +170,7 @@ def _in_reading_order(segment: list[_Glyph]) -> list[_Glyph]:
             if gap > WORD_GAP * max(glyph.size, 1.0):
                 spaced.append(_Glyph(" ", spaced[-1].x1, glyph.x0, glyph.y, glyph.size, False))
         spaced.append(glyph)
-    if not is_mostly_rtl("".join(g.text for g in segment)):
+    if not right_to_left:
         return spaced
     ordered = spaced[::-1]  # right to left: the reading order of the Arabic
     kinds = _bidi_kinds([g.text for g in ordered])

@@ -388,6 +388,20 @@ def test_brackets_and_latin_in_an_arabic_line_read_as_written(drawn):
     assert "".join(g.text for g in line) == "الريبوزي (RNA)."
 
 
+def test_a_latin_line_ending_an_arabic_paragraph_reads_right_to_left_an_english_one_not():
+    from concepts.reading_rtl import _Glyph, _lines
+
+    def line(text: str, x: float, y: float) -> list[_Glyph]:
+        return [_Glyph(c, x + 6 * i, x + 6 * i + 5, y, 10.0, False) for i, c in enumerate(text)]
+
+    arabic = line("يئاملا بيذملا ءاملا وه", 100.0, 700.0)  # a full line, drawn as set
+    end_of_paragraph = line(".H2O", 100.0 + 6 * 18, 686.0)  # against the right edge
+    english = line("Water is H2O.", 100.0, 660.0)  # against the left edge
+    lines = ["".join(g.text for g in row) for row in _lines(arabic + end_of_paragraph + english)]
+
+    assert lines == ["هو الماء المذيب المائي", "H2O.", "Water is H2O."]
+
+
 def test_a_pdfs_running_headers_and_page_numbers_are_dropped():
     definitions = [
         "Osmosis is the diffusion of water across a selectively permeable membrane.",
