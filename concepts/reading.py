@@ -5,7 +5,10 @@ page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their t
 layer is read as words (`clean_pdf_text`: ligatures spelled out, words broken at a line
 end joined) without running headers and footers (`drop_running_lines`). Text a PDF sets
 in a bold font comes out as Markdown bold (`**osmosis**`): a textbook's or a student's
-PDF marks its key terms that way, and the extractor reads the author's marks first.
+PDF marks its key terms that way, and the extractor reads the author's marks first;
+headings are ranked by size over the whole PDF, and paragraphs set apart get a blank
+line. A page mostly in a right-to-left script (Arabic) is read again from where its
+glyphs stand (`concepts.reading_rtl`): pypdf's text of it is out of order.
 """
 
 from __future__ import annotations
