@@ -13,8 +13,7 @@ folded to letters (NFKC).
 
 The result is pieces as `concepts.reading` makes them from pypdf (text, bold by the
 font's name, size, baseline), so paragraphs, bold runs and headings are read the same.
-A page set in two columns comes out line by line across both (each line whole, the
-columns interleaved): a known limit.
+A page set in two columns is read column by column (the right one first).
 """
 
 from __future__ import annotations
@@ -25,10 +24,12 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# A line whose glyphs stand this far apart (in font sizes) is two lines (two columns).
-COLUMN_GAP = 4.0
 # Two glyphs this far apart (in font sizes) have a word space between them.
 WORD_GAP = 0.2
+# A gap narrower than this (in font sizes) is a word gap, never a gutter between columns.
+WORD_GAP_MAX = 0.8
+# A page has two columns when this many of its rows split at one place.
+COLUMN_MIN_ROWS = 5
 # Glyphs whose baselines differ by less than this (in font sizes) are on one line.
 SAME_LINE = 0.4
 # A page is read glyph by glyph when at least this share of its letters is right-to-left.
@@ -117,20 +118,110 @@ def _pieces(glyphs: list[_Glyph], piece) -> list:
 
 
 def _lines(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
-    """The page's lines from top to bottom, each in reading order with its spaces."""
+    """The page's lines in reading order, each in reading order with its spaces. On a
+    page set in two columns, the first column's lines (the right one on a right-to-left
+    page) come before the other's, down to a line that spans both (a title)."""
     rows: list[list[_Glyph]] = []
     for glyph in sorted(glyphs, key=lambda g: -g.y):
         if rows and abs(rows[-1][0].y - glyph.y) < SAME_LINE * max(glyph.size, 1.0):
             rows[-1].append(glyph)
         else:
             rows.append([glyph])
+    rows = [sorted(row, key=lambda g: g.x0) for row in rows]
     left = min((g.x0 for g in glyphs), default=0.0)
     right = max((g.x1 for g in glyphs), default=0.0)
+    gutter = _gutter(rows, left, right)  # the middle of the gap between two columns
+    rtl_page = is_mostly_rtl("".join(g.text for g in glyphs))
     lines: list[list[_Glyph]] = []
+    columns: tuple[list[list[_Glyph]], list[list[_Glyph]]] = ([], [])  # (left, right)
+
+    def line(part: list[_Glyph]) -> list[_Glyph]:
+        return _in_reading_order(part, _reads_right_to_left(part, left, right))
+
+    def flush() -> None:
+        first, second = (columns[1], columns[0]) if rtl_page else columns
+        lines.extend(first + second)
+        columns[0].clear()
+        columns[1].clear()
+
     for row in rows:
-        for segment in _segments(sorted(row, key=lambda g: g.x0)):
-            lines.append(_in_reading_order(segment, _reads_right_to_left(segment, left, right)))
+        if gutter is None:
+            lines.append(line(row))
+        elif _spans(row, gutter):
+            flush()  # across the gutter: a title or a caption over both columns
+            lines.append(line(row))
+        else:
+            for side, part in enumerate(
+                ([g for g in row if g.x1 <= gutter], [g for g in row if g.x1 > gutter])
+            ):
+                if any(g.text.strip() for g in part):
+                    columns[side].append(line(part))
+    flush()
     return lines
+
+
+def _spans(row: list[_Glyph], middle: float) -> bool:
+    """Whether a line runs across the gutter's middle: a glyph of it over the middle, or
+    glyphs on both sides of it no further apart than a word gap (under WORD_GAP_MAX font
+    sizes: a title's word gap can fall there; a gutter is 1 em or more)."""
+    ink = [g for g in row if g.text.strip()]
+    if any(g.x0 < middle < g.x1 for g in ink):
+        return True
+    before = [g for g in ink if g.x1 <= middle]
+    after = [g for g in ink if g.x0 >= middle]
+    if not (before and after):
+        return False
+    last, first = max(before, key=lambda g: g.x1), min(after, key=lambda g: g.x0)
+    return first.x0 - last.x1 < WORD_GAP_MAX * max(last.size, first.size, 1.0)
+
+
+def _gutter(rows: list[list[_Glyph]], left: float, right: float) -> float | None:
+    """The x of the gap between two columns of text, when the page has them: a band in
+    the middle of the page (30-70 % of its width), at least half a font size wide, that
+    no glyph of 90 % of the page's lines reaches (a title may cross it); on each side,
+    text in half the lines or more, as wide as a quarter of the page at the median (a
+    table of short terms and their meanings is no two columns). Word gaps do not line
+    up from line to line; a gutter does (a browser's is 1 em wide, a book's 1.5-3)."""
+    counted = [[g for g in row if g.text.strip()] for row in rows]
+    counted = [row for row in counted if len(row) >= 3]
+    if len(counted) < COLUMN_MIN_ROWS or right - left < 1:
+        return None
+    width = int(right - left) + 1
+    cover = [0] * width
+    for row in counted:
+        seen = bytearray(width)
+        for g in row:
+            lo, hi = max(0, int(g.x0 - left)), min(width, int(g.x1 - left) + 1)
+            seen[lo:hi] = b"\x01" * max(0, hi - lo)
+        for x in range(width):
+            cover[x] += seen[x]
+    empty = max(1.0, 0.1 * len(counted))
+    best = (0, 0)  # the widest empty band (start, end), in points from `left`
+    start = None
+    for x in range(int(0.3 * width), int(0.7 * width) + 1):
+        if cover[x] <= empty:
+            start = x if start is None else start
+            if x + 1 - start > best[1] - best[0]:
+                best = (start, x + 1)
+        else:
+            start = None
+    sizes = sorted(g.size for row in counted for g in row)
+    if best[1] - best[0] < 0.5 * sizes[len(sizes) // 2]:
+        return None
+    # Its middle: among the bins the fewest lines reach (a long line may reach into the
+    # band's edge), the middle one.
+    least = min(cover[best[0] : best[1]])
+    core = [x for x in range(best[0], best[1]) if cover[x] == least]
+    middle = left + core[len(core) // 2] + 0.5
+    for side in (0, 1):
+        widths = sorted(
+            part[-1].x1 - part[0].x0
+            for part in ([g for g in row if (g.x1 <= middle) == (side == 0)] for row in counted)
+            if part
+        )
+        if len(widths) < 0.5 * len(counted) or widths[len(widths) // 2] < 0.25 * width:
+            return None
+    return middle
 
 
 def _reads_right_to_left(segment: list[_Glyph], left: float, right: float) -> bool:
@@ -144,19 +235,6 @@ def _reads_right_to_left(segment: list[_Glyph], left: float, right: float) -> bo
         return False
     size = max(segment[0].size, 1.0)
     return right - segment[-1].x1 < 2 * size and segment[0].x0 - left > 2 * size
-
-
-def _segments(row: list[_Glyph]) -> list[list[_Glyph]]:
-    """A row split where its glyphs stand a column apart (left to right)."""
-    segments: list[list[_Glyph]] = [[row[0]]]
-    for glyph in row[1:]:
-        if glyph.x0 - segments[-1][-1].x1 > COLUMN_GAP * max(glyph.size, 1.0):
-            segments.append([glyph])
-        else:
-            segments[-1].append(glyph)
-    if is_mostly_rtl("".join(g.text for g in row)):
-        segments.reverse()  # the right column first
-    return segments
 
 
 def _in_reading_order(segment: list[_Glyph], right_to_left: bool) -> list[_Glyph]:

@@ -365,7 +365,7 @@ def test_arabic_glyphs_set_apart_without_spaces_are_read_as_words_right_to_left(
         return out
 
     line = _lines(glyphs(["هو", "حركة"], 300.0) + glyphs(["الماء"], 150.0))
-    assert ["".join(g.text for g in row) for row in line] == ["هو حركة", "الماء"]
+    assert ["".join(g.text for g in row) for row in line] == ["هو حركة الماء"]
 
 
 @pytest.mark.parametrize(
@@ -400,6 +400,51 @@ def test_a_latin_line_ending_an_arabic_paragraph_reads_right_to_left_an_english_
     lines = ["".join(g.text for g in row) for row in _lines(arabic + end_of_paragraph + english)]
 
     assert lines == ["هو الماء المذيب المائي", "H2O.", "Water is H2O."]
+
+
+def test_an_arabic_page_in_two_columns_is_read_column_by_column_right_first():
+    from concepts.reading_rtl import _Glyph, _lines
+
+    def line(text: str, right: float, y: float) -> list[_Glyph]:
+        # Drawn from `right` leftwards, as set: the first letter rightmost.
+        return [
+            _Glyph(c, right - 6 * (i + 1), right - 6 * i - 1, y, 10.0, False)
+            for i, c in enumerate(text)
+        ]
+
+    title = line("عنوان الصفحة كلها عبر العمودين معا", 500.0, 760.0)
+    right_column = [f"سطر {n} من نص العمود الأيمن" for n in range(6)]
+    left_column = [f"سطر {n} من نص العمود الأيسر" for n in range(6)]
+    glyphs = title + [
+        g
+        for n in range(6)
+        for g in line(right_column[n], 500.0, 740.0 - 14 * n)
+        + line(left_column[n], 330.0, 740.0 - 14 * n)
+    ]
+
+    lines = ["".join(g.text for g in row) for row in _lines(glyphs)]
+    assert lines == ["عنوان الصفحة كلها عبر العمودين معا", *right_column, *left_column]
+
+
+def test_an_arabic_table_of_terms_and_meanings_is_read_row_by_row():
+    from concepts.reading_rtl import _Glyph, _lines
+
+    def cell(text: str, right: float, y: float) -> list[_Glyph]:
+        return [
+            _Glyph(c, right - 6 * (i + 1), right - 6 * i - 1, y, 10.0, False)
+            for i, c in enumerate(text)
+        ]
+
+    terms = ["الانتشار", "التناضح", "البلعمة", "الريبوسوم", "الغشاء", "الخلية"]
+    meanings = [f"معنى المصطلح رقم {n} في هذا الجدول" for n in range(6)]
+    glyphs = [
+        g
+        for n in range(6)
+        for g in cell(terms[n], 500.0, 740.0 - 14 * n) + cell(meanings[n], 420.0, 740.0 - 14 * n)
+    ]
+
+    lines = ["".join(g.text for g in row) for row in _lines(glyphs)]
+    assert lines == [f"{terms[n]} {meanings[n]}" for n in range(6)]
 
 
 def test_a_pdfs_running_headers_and_page_numbers_are_dropped():
