@@ -135,8 +135,8 @@ def _lines(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
     lines: list[list[_Glyph]] = []
     columns: tuple[list[list[_Glyph]], list[list[_Glyph]]] = ([], [])  # (left, right)
 
-    def line(part: list[_Glyph]) -> list[_Glyph]:
-        return _in_reading_order(part, _reads_right_to_left(part, left, right))
+    def line(part: list[_Glyph], edges: tuple[float, float]) -> list[_Glyph]:
+        return _in_reading_order(part, _reads_right_to_left(part, *edges))
 
     def flush() -> None:
         first, second = (columns[1], columns[0]) if rtl_page else columns
@@ -146,16 +146,18 @@ def _lines(glyphs: list[_Glyph]) -> list[list[_Glyph]]:
 
     for row in rows:
         if gutter is None:
-            lines.append(line(row))
+            lines.append(line(row, (left, right)))
         elif _spans(row, gutter):
             flush()  # across the gutter: a title or a caption over both columns
-            lines.append(line(row))
+            lines.append(line(row, (left, right)))
         else:
-            for side, part in enumerate(
-                ([g for g in row if g.x1 <= gutter], [g for g in row if g.x1 > gutter])
-            ):
+            halves = (
+                ([g for g in row if g.x1 <= gutter], (left, gutter)),
+                ([g for g in row if g.x1 > gutter], (gutter, right)),
+            )
+            for side, (part, edges) in enumerate(halves):
                 if any(g.text.strip() for g in part):
-                    columns[side].append(line(part))
+                    columns[side].append(line(part, edges))
     flush()
     return lines
 
