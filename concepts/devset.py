@@ -182,6 +182,11 @@ PDF_FONT_SIZE = 10
 PDF_HEADING_SIZE = 13
 
 
+def _shown(line: str) -> str:
+    """A Markdown line without what a page would not show: images, link targets, _italic_."""
+    return _UNDERSCORE_ITALIC.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", line)))
+
+
 def pdf_of_markdown(text: str) -> bytes:
     """The section set as a PDF, as a book's PDF would be: text that is **bold** in the
     Markdown in a bold font, headings bold and larger, other marks dropped; lines wrap
@@ -201,7 +206,7 @@ def pdf_of_markdown(text: str) -> bytes:
     pdf.add_page()
     height = PDF_FONT_SIZE * 0.5
     for line in text.splitlines():
-        line = _UNDERSCORE_ITALIC.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", line))).strip()
+        line = _shown(line).strip()
         if not line:
             pdf.ln(height)
             continue
@@ -236,7 +241,7 @@ def html_of_markdown(text: str) -> str:
     from html import escape
 
     def inline(line: str) -> str:
-        line = escape(_UNDERSCORE_ITALIC.sub(r"\1", _LINK.sub(r"\1", _IMAGE.sub("", line))))
+        line = escape(_shown(line))
         line = _STAR_ITALIC.sub(r"<i>\1</i>", _BOLD_RUN.sub(r"<b>\1</b>", line))
         return line.replace("*", "")
 

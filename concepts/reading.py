@@ -250,8 +250,13 @@ def _is_bold(font) -> bool:
     """By the font's name, or else by its descriptor's weight."""
     if not font:
         return False
-    name = str(font.get("/BaseFont", "")).lstrip("/").split("+", 1)[-1]
-    return bool(_BOLD_FONT.search(name)) or _font_weight(font) >= BOLD_FONT_WEIGHT
+    name = str(font.get("/BaseFont", "")).lstrip("/")
+    return is_bold_font_name(name) or _font_weight(font) >= BOLD_FONT_WEIGHT
+
+
+def is_bold_font_name(name: str) -> bool:
+    """ "ABCDEF+Arial-BoldMT", "CMBX10": a bold face by its name (subset prefix aside)."""
+    return bool(_BOLD_FONT.search(name.split("+", 1)[-1]))
 
 
 def _bold_span(text: str) -> str:
@@ -407,18 +412,22 @@ def _page_texts(pages: list[list[TextPiece] | str]) -> list[str]:
     """Each page's text, bold runs marked where the page's bold marks something, its
     headings ranked by size over the whole document (a chapter's title above its
     sections'): one pass to collect the heading sizes, one to write the text."""
+    # The pages whose bold marks something (None for the others).
+    marked = [
+        None if isinstance(page, str) or not _bold_marks_something(page) else page for page in pages
+    ]
     sizes: list[float] = []
-    for page in pages:
-        if not isinstance(page, str) and _bold_marks_something(page):
-            with_bold_marked(page, heading_sizes=sizes)
+    for pieces in marked:
+        if pieces is not None:
+            with_bold_marked(pieces, heading_sizes=sizes)
     levels = heading_levels_of(sizes)
     return [
         page
         if isinstance(page, str)
-        else with_bold_marked(page, levels)
-        if _bold_marks_something(page)
+        else with_bold_marked(pieces, levels)
+        if pieces is not None
         else "".join(p.text for p in page)
-        for page in pages
+        for page, pieces in zip(pages, marked, strict=True)
     ]
 
 
@@ -438,16 +447,12 @@ def _rebuild_rtl_pages(content: bytes, read: list[list[TextPiece] | str]) -> Non
     if not numbers:
         return
     try:
-        rebuilt = rtl_pages(content, numbers, _is_bold_name)
+        rebuilt = rtl_pages(content, numbers)
     except Exception:  # pdfminer raises many types on content it cannot follow
         logger.warning("right-to-left pages could not be rebuilt; pypdf's text kept")
         return
     for index, pieces in rebuilt.items():
         read[index] = with_paragraph_breaks(pieces)
-
-
-def _is_bold_name(name: str) -> bool:
-    return bool(_BOLD_FONT.search(name.split("+", 1)[-1]))
 
 
 def _pdf_pages(content: bytes) -> list[str]:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import io
 import logging
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
+
+from concepts.reading import TextPiece, is_bold_font_name
 
 # Two glyphs this far apart (in font sizes) have a word space between them.
 WORD_GAP = 0.2
@@ -52,12 +53,9 @@ class _Glyph:
     bold: bool
 
 
-def rtl_pages(content: bytes, numbers: list[int], is_bold: Callable[[str], bool]) -> dict:
-    """Page index (from 0) -> its pieces, for the pages `numbers` of the PDF `content`.
-    `is_bold` judges a font by its name."""
+def rtl_pages(content: bytes, numbers: list[int]) -> dict[int, list[TextPiece]]:
+    """Page index (from 0) -> its pieces, for the pages `numbers` of the PDF `content`."""
     from pdfminer.high_level import extract_pages
-
-    from concepts.reading import TextPiece
 
     # pdfminer warns of every font it measures by guess ("Could not get FontBBox"): the
     # glyphs' positions it gives are still right.
@@ -75,11 +73,11 @@ def rtl_pages(content: bytes, numbers: list[int], is_bold: Callable[[str], bool]
                 char.x1,
                 char.y0,
                 char.size,
-                is_bold(char.fontname),
+                is_bold_font_name(char.fontname),
             )
             for char in _chars(page)
         ]
-        out[index] = _pieces(glyphs, TextPiece)
+        out[index] = _pieces(glyphs)
     return out
 
 
@@ -97,23 +95,24 @@ def _chars(item):
         yield from _chars(child)
 
 
-def _pieces(glyphs: list[_Glyph], piece) -> list:
-    pieces: list = []
+def _pieces(glyphs: list[_Glyph]) -> list[TextPiece]:
+    """The page's lines as pieces: a piece per run of one boldness and size."""
+    pieces: list[TextPiece] = []
     for line in _lines(glyphs):
         if pieces:
-            pieces.append(piece("\n", False, 0.0, 0.0))
+            pieces.append(TextPiece("\n"))
         run: list[str] = []
         key: tuple[bool, float] | None = None
         y = line[0].y
         for glyph in line:
             if key is not None and (glyph.bold, round(glyph.size, 1)) != key and glyph.text.strip():
-                pieces.append(piece("".join(run), key[0], key[1], y))
+                pieces.append(TextPiece("".join(run), key[0], key[1], y))
                 run = []
             if glyph.text.strip() or key is None:
                 key = (glyph.bold, round(glyph.size, 1))
             run.append(glyph.text)
         if run and key is not None:
-            pieces.append(piece("".join(run), key[0], key[1], y))
+            pieces.append(TextPiece("".join(run), key[0], key[1], y))
     return pieces
 
 

@@ -103,37 +103,25 @@ def test_evaluate_extraction_unmarked_reads_the_files_without_their_bold_beside_
 
 
 @pytest.mark.django_db
-def test_evaluate_extraction_as_pdf_reads_each_file_set_as_a_pdf_with_its_bold_in_a_bold_font():
-    out = StringIO()
-    call_command("evaluate_extraction", devset=[str(MINI)], as_pdf=True, stdout=out)
-    text = out.getvalue()
-    files = list(SubjectFile.objects.order_by("name"))
-    assert [f.name for f in files] == ["ch01_01_m1.pdf", "ch01_02_m2.pdf"]
-    assert all(bytes(f.content).startswith(b"%PDF") for f in files)
-    # The bold of the PDF is read as the Markdown's was: the same concepts, no furniture.
-    names = {c.name for c in Concept.objects.all()}
-    assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
-    assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
-    assert "gold 6" in text and "gold found 5" in text
-    assert "Each file set as a PDF (fpdf2)." in text and "every bold span:" in text
-
-
-@pytest.mark.django_db
-def test_evaluate_extraction_reads_a_devset_printed_to_pdf_by_chromium_like_its_markdown():
+@pytest.mark.parametrize("maker", ["fpdf2", "chromium"])
+def test_evaluate_extraction_as_pdf_reads_each_file_set_as_a_pdf_with_its_bold_in_a_bold_font(
+    maker,
+):
     out = StringIO()
     call_command(
-        "evaluate_extraction", devset=[str(MINI)], as_pdf=True, pdf_maker="chromium", stdout=out
+        "evaluate_extraction", devset=[str(MINI)], as_pdf=True, pdf_maker=maker, stdout=out
     )
     text = out.getvalue()
     files = list(SubjectFile.objects.order_by("name"))
     assert [f.name for f in files] == ["ch01_01_m1.pdf", "ch01_02_m2.pdf"]
     assert all(bytes(f.content).startswith(b"%PDF") for f in files)
-    # The browser's bold face, its headings and paragraphs read as the Markdown's marks.
+    # The bold of the PDF (fpdf2's or the browser's) is read as the Markdown's was: the
+    # same concepts, no furniture.
     names = {c.name for c in Concept.objects.all()}
     assert {"Cell", "Plasma membrane", "Diffusion", "Osmosis", "Active transport"} <= names
     assert not names & {"Figure", "Problem", "Solution", "Note", "Exercise", "Schleiden"}
     assert "gold 6" in text and "gold found 5" in text
-    assert "Each file set as a PDF (chromium)." in text
+    assert f"Each file set as a PDF ({maker})." in text and "every bold span:" in text
 
 
 def test_a_section_becomes_a_web_page_with_its_headings_bold_lists_and_paragraphs():
