@@ -46,6 +46,44 @@ VERDICT_SPELLINGS = {
     **{word: "partial" for word in ("partial", "0.5")},
 }
 REQUIRED = ("student", "concept", "verdict", "time")
+# The names learner logs and tutoring-system exports give these columns, in order of
+# preference: a log without a column of ours reads the first of them it has.
+COLUMN_ALIASES = {
+    "student": (
+        "student_id",
+        "user_id",
+        "user",
+        "userid",
+        "studentid",
+        "anon student id",
+        "learner_id",
+        "learner",
+        "username",
+    ),
+    "concept": (
+        "skill_name",
+        "skill",
+        "kc(default)",
+        "knowledge_component",
+        "kc",
+        "concept_name",
+        "topic",
+        "skill_id",
+        "concept_id",
+    ),
+    "verdict": ("correct", "is_correct", "correctness", "outcome"),
+    "time": (
+        "timestamp",
+        "start_time",
+        "datetime",
+        "date",
+        "created_at",
+        "time_stamp",
+        "step start time",
+        "submitted_at",
+        "end_time",
+    ),
+}
 # The share of each student's checks (in time order) before their cut.
 DEFAULT_HISTORY_SHARE = 0.7
 BETA_BASELINE_STRENGTH = 4.0
@@ -147,9 +185,20 @@ def _column(name) -> str:
     return str(name).strip().lower()
 
 
+def _aliased(columns) -> dict[str, str]:
+    """Each column of ours the record lacks -> the first of its aliases the record has."""
+    taken: dict[str, str] = {}
+    for name, aliases in COLUMN_ALIASES.items():
+        present = [alias for alias in aliases if alias in columns]
+        if name not in columns and present:
+            taken[name] = present[0]
+    return taken
+
+
 def _records(path: Path):
     """(where, raw dict) of each record of a CSV (with a header) or JSONL file. Column
-    names are read case-blind ("Student", " time"); a CSV's separator is the one of
+    names are read case-blind ("Student", " time") and a column of ours may come by an
+    alias (COLUMN_ALIASES: "user_id", "skill_name", "correct", "timestamp"); a CSV's separator is the one of
     CSV_DELIMITERS that splits its header most (a tab-separated export reads too); a
     byte order mark (as spreadsheets save UTF-8) is skipped."""
     if not path.is_file():
@@ -165,16 +214,19 @@ def _records(path: Path):
                     raise LogError(f"{path} line {number}: not JSON ({exc.msg})") from exc
                 if not isinstance(raw, dict):
                     raise LogError(f"{path} line {number}: not a JSON object")
-                yield f"{path} line {number}", {_column(k): v for k, v in raw.items()}
+                where = f"{path} line {number}"
+                raw = {_column(k): v for k, v in raw.items()}
+                yield where, raw | {n: raw[c] for n, c in _aliased(raw).items()}
         else:
             header = handle.readline()
             handle.seek(0)
             delimiter = max(CSV_DELIMITERS, key=header.count)
             reader = csv.DictReader(handle, delimiter=delimiter)
             reader.fieldnames = [_column(name) for name in reader.fieldnames or []]
-            yield "header", {name: "" for name in reader.fieldnames}
+            aliased = _aliased(reader.fieldnames)
+            yield "header", {name: "" for name in [*reader.fieldnames, *aliased]}
             for number, raw in enumerate(reader, start=2):
-                yield f"{path} line {number}", raw
+                yield f"{path} line {number}", raw | {n: raw[c] for n, c in aliased.items()}
 
 
 def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:

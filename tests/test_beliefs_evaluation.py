@@ -236,6 +236,40 @@ def test_a_spreadsheet_or_database_export_reads_like_ours(tmp_path):
     assert evaluation.read_log(export) == evaluation.read_log(ours)
 
 
+def test_a_learner_log_with_its_own_column_names_reads_like_ours(tmp_path):
+    """Tutoring-system exports name the columns user_id, skill_name, correct, timestamp:
+    each read as ours; where two aliases are present the preferred one (the skill's name,
+    not its id) is read."""
+    ours = tmp_path / "ours.csv"
+    ours.write_text(
+        "student,concept,verdict,time\n"
+        "u7,Fractions,right,2026-01-01T10:00:00+00:00\n"
+        "u7,Fractions,wrong,2026-01-01T10:01:00+00:00\n"
+    )
+    export = tmp_path / "export.csv"
+    export.write_text(
+        "order_id,User_ID,skill_id,Skill_Name,correct,timestamp\n"
+        "1,u7,12,Fractions,1,1767261600\n"
+        "2,u7,12,Fractions,0,1767261660\n"
+    )
+    jsonl = tmp_path / "export.jsonl"
+    jsonl.write_text(
+        '{"user_id": "u7", "skill": "Fractions", "is_correct": true, '
+        '"start_time": "2026-01-01 10:00:00"}\n'
+        '{"user_id": "u7", "skill": "Fractions", "is_correct": false, '
+        '"start_time": "2026-01-01 10:01:00"}\n'
+    )
+    assert evaluation.read_log(export) == evaluation.read_log(ours)
+    assert evaluation.read_log(jsonl) == evaluation.read_log(ours)
+
+
+def test_a_log_without_a_column_or_an_alias_of_it_names_the_column(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("user_id,skill,timestamp\nu7,Fractions,1767261600\n")
+    with pytest.raises(evaluation.LogError, match="the header has no column verdict$"):
+        evaluation.read_log(path)
+
+
 def test_concept_names_that_fold_to_one_key_are_one_concept(tmp_path, capsys):
     path = tmp_path / "log.csv"
     rows = ["student,concept,verdict,time"]

@@ -6,7 +6,8 @@
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
 FILE is a CSV (header: student, concept, verdict, time[, cut][, p_true]) or JSON lines
-with the same keys (column names case-blind; a CSV may separate them by tabs, ";" or "|");
+with the same keys (column names case-blind, or common aliases: user_id, skill_name,
+correct, timestamp, …; a CSV may separate them by tabs, ";" or "|");
 time is ISO 8601 (UTC when it names no zone) or Unix seconds or milliseconds; verdict
 right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student's cut
 comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
