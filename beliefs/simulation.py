@@ -17,7 +17,7 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
 * schedule: sessions separated by gaps of days (exponential, student-specific mean,
   sometimes a break of months), each session works 1–3 concepts of a curriculum
   (new ones introduced in order, earlier ones revisited), several checks per concept a
-  few minutes apart.
+  few minutes apart (or, under a mastery rule, until a run of right answers).
 
 Pure: the same seed and setting give the same rows. No database.
 
@@ -60,6 +60,11 @@ class Setting:
     checks_per_concept: tuple[int, int] = (1, 4)
     gap_days_mean: tuple[float, float] = (2.0, 12.0)  # a student's mean gap, drawn in
     long_break_share: float = 0.08  # share of gaps that are a break of 45-120 days
+    # A tutoring system's mastery rule: in a session, a concept is practised until this
+    # many right answers in a row (or mastery_max_checks), not checks_per_concept times.
+    # 0: off.
+    mastery_streak: int = 0
+    mastery_max_checks: int = 10
 
 
 SETTINGS: dict[str, Setting] = {
@@ -75,6 +80,9 @@ SETTINGS: dict[str, Setting] = {
     ),
     # Few checks per student (the sparse end of a real log).
     "sparse": Setting(students=500, sessions=(2, 6), checks_per_concept=(1, 2)),
+    # Practice until three right in a row, as a "skill builder" does: every session's
+    # run on a concept ends on right answers, whatever the student will do days later.
+    "mastery": Setting(mastery_streak=3, sessions=(4, 10)),
 }
 
 
@@ -135,7 +143,10 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
             worked = [new] + rng.sample(names[:frontier], k=min(frontier, rng.randint(0, 2)))
             clock = when
             for concept in dict.fromkeys(worked):
-                for _ in range(rng.randint(*s.checks_per_concept)):
+                planned = 0 if s.mastery_streak else rng.randint(*s.checks_per_concept)
+                done = streak = 0
+                while _goes_on(s, planned, done, streak):
+                    done += 1
                     clock += timedelta(minutes=rng.uniform(1, 8))
                     if concept in last_seen:
                         days = (clock - last_seen[concept]).total_seconds() / 86_400
@@ -148,10 +159,20 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                     else:
                         verdict = "right" if rng.random() < p else "wrong"
                     rows.append(SimulatedCheck(student, concept, verdict, clock, expected))
+                    streak = streak + 1 if verdict == "right" else 0
                     learnt[concept] += rate
                     last_seen[concept] = clock
     rows.sort(key=lambda r: (r.time, r.student))
     return rows
+
+
+def _goes_on(s: Setting, planned: int, done: int, streak: int) -> bool:
+    """Whether a session asks one more check of a concept: `planned` checks in all, or,
+    under the mastery rule, until `streak` right answers in a row (at most
+    mastery_max_checks)."""
+    if s.mastery_streak:
+        return streak < s.mastery_streak and done < s.mastery_max_checks
+    return done < planned
 
 
 class _Check(Protocol):

@@ -38,6 +38,21 @@ def test_the_simulated_population_is_seeded_and_realistic():
     assert max(r.p_true for r in rows) - min(r.p_true for r in rows) > 0.5
 
 
+def test_under_the_mastery_rule_a_session_practises_a_concept_until_three_right_in_a_row():
+    setting = replace(SETTINGS["mastery"], students=40, concepts=6)
+    runs: dict[tuple[str, str], list[list[str]]] = {}
+    last: dict[tuple[str, str], object] = {}
+    for r in simulate(4, setting):
+        key = (r.student, r.concept)
+        if key not in last or r.time - last[key] > timedelta(hours=6):
+            runs.setdefault(key, []).append([])
+        runs[key][-1].append(r.verdict)
+        last[key] = r.time
+    every_run = [run for key_runs in runs.values() for run in key_runs]
+    assert all(run[-3:] == ["right"] * 3 or len(run) == 10 for run in every_run)
+    assert any(len(run) == 3 for run in every_run) and any(len(run) > 5 for run in every_run)
+
+
 def test_forgetting_lowers_the_truth_after_a_long_break():
     setting = Setting(students=40, concepts=4, long_break_share=0.5, learning_rate=0.8)
     rows = simulate(3, setting)
