@@ -63,13 +63,13 @@ def test_evaluate_extraction_one_file_uploads_the_whole_book_as_one_pdf():
 
 
 @pytest.mark.django_db
-def test_evaluate_extraction_uploads_pdfs_made_elsewhere_from_a_folder(tmp_path):
+def test_evaluate_extraction_uploads_files_made_elsewhere_from_a_folder(tmp_path):
     from concepts.devset import pdf_of_markdown
 
     for path in load_devset(MINI).files():
         (tmp_path / f"{path.stem}.pdf").write_bytes(pdf_of_markdown(path.read_text("utf-8")))
     out = StringIO()
-    call_command("evaluate_extraction", devset=[str(MINI)], pdf_dir=str(tmp_path), stdout=out)
+    call_command("evaluate_extraction", devset=[str(MINI)], file_dir=str(tmp_path), stdout=out)
     assert [f.name for f in SubjectFile.objects.order_by("name")] == [
         "ch01_01_m1.pdf",
         "ch01_02_m2.pdf",
@@ -78,8 +78,8 @@ def test_evaluate_extraction_uploads_pdfs_made_elsewhere_from_a_folder(tmp_path)
 
     (tmp_path / "ch01_02_m2.pdf").unlink()
     subjects = Subject.objects.count()
-    with pytest.raises(CommandError, match="no PDF for a section: .*ch01_02_m2.pdf"):
-        call_command("evaluate_extraction", devset=[str(MINI)], pdf_dir=str(tmp_path))
+    with pytest.raises(CommandError, match="--file-dir: no file for the section ch01_02_m2"):
+        call_command("evaluate_extraction", devset=[str(MINI)], file_dir=str(tmp_path))
     assert Subject.objects.count() == subjects  # nothing written
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+import uuid
 from pathlib import Path
 
 from django.conf import settings
@@ -77,11 +78,12 @@ class Command(BaseCommand):
             "file order), as a teacher uploading the book would",
         )
         parser.add_argument(
-            "--pdf-dir",
+            "--file-dir",
             default="",
             metavar="DIR",
-            help="upload DIR/<section>.pdf for each section (PDFs made by any program, e.g. "
-            "LibreOffice from the sections' web pages: docs/BENCHMARKS.md)",
+            help="upload DIR/<section>.<ext> for each section, a file of any type the "
+            "product reads (PDF, Word, web page, ...) made by any program: LibreOffice's "
+            "PDFs, pandoc's .docx (docs/BENCHMARKS.md)",
         )
         parser.add_argument(
             "--pdf-maker",
@@ -139,8 +141,8 @@ class Command(BaseCommand):
             self.stdout.write("Bold marks removed; baseline: every 'X is a/an/the ...' subject.")
         if options.get("one_file"):
             self.stdout.write("Each book uploaded as one file.")
-        if options.get("pdf_dir"):
-            self.stdout.write(f"Each file as its PDF in {options['pdf_dir']}.")
+        if options.get("file_dir"):
+            self.stdout.write(f"Each file as its file in {options['file_dir']}.")
         elif options["as_pdf"]:
             self.stdout.write(f"Each file set as a PDF ({options['pdf_maker']}).")
         self.stdout.write(
@@ -152,7 +154,9 @@ class Command(BaseCommand):
             self.stdout.write(row)
 
     def _one(self, devset, organization, options, paths, texts, files) -> str:
-        stamp = timezone.now().strftime("%Y%m%d%H%M%S")
+        # A new subject per run, even for two runs started in the same second (they
+        # would otherwise read their files into one map).
+        stamp = f"{timezone.now():%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
         external_id = f"{options['subject'] or devset.name}-{stamp}"
         try:
             subject = subject_get_or_create(
@@ -205,7 +209,8 @@ class Command(BaseCommand):
 
 def _files(devset, options) -> tuple[list[Path], list[str], list[tuple[str, bytes]]]:
     """The section files, their texts and what is uploaded for each (name, content): the
-    Markdown, without its bold (--unmarked), as one file (--one-file), or as PDFs."""
+    Markdown, without its bold (--unmarked), as one file (--one-file), as PDFs, or the
+    files of --file-dir."""
     paths = devset.files()
     texts = [path.read_bytes().decode("utf-8") for path in paths]
     if options["unmarked"]:
@@ -213,24 +218,25 @@ def _files(devset, options) -> tuple[list[Path], list[str], list[tuple[str, byte
     if options.get("one_file"):
         paths, texts = [devset.path / f"{devset.name}.md"], ["\n\n".join(texts)]
     files = [(path.name, text.encode("utf-8")) for path, text in zip(paths, texts, strict=True)]
-    if options.get("pdf_dir"):
-        pdfs = [_read_pdf(Path(options["pdf_dir"]) / f"{path.stem}.pdf") for path in paths]
-    elif options["as_pdf"]:
-        pdfs = (
-            pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
-            if options.get("pdf_maker") == "chromium"
-            else [pdf_of_markdown(text) for text in texts]
-        )
-    else:
+    if options.get("file_dir"):
+        return paths, texts, [_file_in(Path(options["file_dir"]), path) for path in paths]
+    if not options["as_pdf"]:
         return paths, texts, files
+    pdfs = (
+        pdfs_from_browser(texts, os.environ.get("TUTORBRAIN_CHROMIUM", "/usr/bin/chromium"))
+        if options.get("pdf_maker") == "chromium"
+        else [pdf_of_markdown(text) for text in texts]
+    )
     return paths, texts, [(f"{p.stem}.pdf", pdf) for p, pdf in zip(paths, pdfs, strict=True)]
 
 
-def _read_pdf(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise CommandError(f"--pdf-dir: no PDF for a section: {path}") from exc
+def _file_in(folder: Path, section: Path) -> tuple[str, bytes]:
+    """(name, content) of the one file of `folder` named as the section, any extension."""
+    found = sorted(p for p in folder.glob(f"{section.stem}.*") if p.is_file())
+    if len(found) != 1:
+        what = "no file" if not found else f"{len(found)} files"
+        raise CommandError(f"--file-dir: {what} for the section {section.stem} in {folder}")
+    return found[0].name, found[0].read_bytes()
 
 
 def _copula_subjects(texts: list[str], code: str) -> list[str]:
