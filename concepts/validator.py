@@ -33,7 +33,9 @@ NAME_MIN_CHARS = 2
 _ROMAN = re.compile(r"^[ivxlc]+$")
 _SENTENCE_END = re.compile(r"[.!?؟。]\s*$")
 # Characters no concept name carries: formulas, Markdown/HTML markup, table cells.
-_FORMULA_OR_MARKUP = re.compile(r"[$|=\\{}<>~#@;]|//|__|\*")
+_FORMULA_OR_MARKUP = re.compile(r"[$|=\\{}<>~#@;→←↔⇌⇒⟶⟵⟷]|//|__|\*")
+# Brackets a name opens it closes: "M)/" or "(aq" is a piece cut out of a formula.
+_BRACKET_PAIRS = ("()", "[]")
 # Sub/superscript marks are fine inside a real name ("G_1 phase", "orbital sp^3") only.
 _SCRIPT_MARK = re.compile(r"[\^_]")
 # A list bullet or an item number opening the name: "- cell", "• ATP", "1. Osmosis", "a) ...",
@@ -156,6 +158,13 @@ def _fragment_check(raw: str, words: list[str]) -> Verdict:
         sum(c.isalpha() for c in w) >= WORD_MIN_LETTERS and not _SCRIPT_MARK.search(w)
         for w in raw.split()
     ):
+        return Verdict(False, "a formula, markup or table fragment")
+    if any(raw.count(pair[0]) != raw.count(pair[1]) for pair in _BRACKET_PAIRS):
+        return Verdict(False, "a formula, markup or table fragment")
+    # "G+", "O/": a letter or two with symbols is a formula's piece ("pH", "LGBTQ+" are
+    # names).
+    symbols = [c for c in raw if not (c.isalnum() or c.isspace() or c in "-'’")]
+    if symbols and sum(c.isalpha() for c in raw) < WORD_MIN_LETTERS:
         return Verdict(False, "a formula, markup or table fragment")
     if _LEADING_NUMBER_OR_BULLET.match(raw):
         return Verdict(False, "opens with a number or a bullet")

@@ -58,8 +58,12 @@ def test_whole_sentences_and_heading_like_names_are_rejected(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["Osmosis", "Cell membrane", "ATP", "Bomba de sodio y potasio", "الميتوكوندريا"]
-)
+    "name",
+    [
+        "Osmosis", "Cell membrane", "ATP", "Bomba de sodio y potasio", "الميتوكوندريا",
+        "pH", "LGBTQ+", "X-ray", "interquartile range (IQR)", "K+ channel", "ΔG",
+    ],
+)  # fmt: skip
 def test_concept_names_pass_the_validator(name):
     assert name_check(name).ok
 
@@ -712,6 +716,8 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         "Solução", "Respostas", "Tabela", "Réponses", "Tableau", "Exemple", "الحلول", "جدول",
         # Formula, markup and table fragments.
         "$σ^2 =//", "| Life Expectancy at Birth", "Chance, N =", "Χ^2", "___ and ___",
+        # ... and pieces of an equation a web page or Word sets in italic letters.
+        "M)/", "(aq", "G+", "O/", "⟶ N", "Y ⟶ X + YD", "A → B",
         # Leading numbers and bullets.
         "1. Osmosis", "- cell", "• ATP", "A. Introduction", "b. cell wall", "(c) Osmosis",
         # A note-taker's steps, tips and shorthand, five languages.
