@@ -1,4 +1,6 @@
-"""Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf).
+"""Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf), a web
+page (HTML, `concepts.reading_html`) or a Word document (.docx, `concepts.reading_docx`);
+the last two come out as Markdown (headings, **bold** terms, lists, tables).
 
 A text or Markdown file is one page unless it contains form feeds (each starts a new
 page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
@@ -24,6 +26,8 @@ logger = logging.getLogger(__name__)
 KIND_TEXT = "text"
 KIND_MARKDOWN = "markdown"
 KIND_PDF = "pdf"
+KIND_HTML = "html"
+KIND_DOCX = "docx"
 
 _EXTENSIONS = {
     ".txt": KIND_TEXT,
@@ -31,17 +35,27 @@ _EXTENSIONS = {
     ".md": KIND_MARKDOWN,
     ".markdown": KIND_MARKDOWN,
     ".pdf": KIND_PDF,
+    ".html": KIND_HTML,
+    ".htm": KIND_HTML,
+    ".xhtml": KIND_HTML,
+    ".docx": KIND_DOCX,
 }
+DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _CONTENT_TYPES = {
     "text/plain": KIND_TEXT,
     "text/markdown": KIND_MARKDOWN,
     "text/x-markdown": KIND_MARKDOWN,
     "application/pdf": KIND_PDF,
+    "text/html": KIND_HTML,
+    "application/xhtml+xml": KIND_HTML,
+    DOCX_CONTENT_TYPE: KIND_DOCX,
 }
 CONTENT_TYPE_OF = {
     KIND_TEXT: "text/plain",
     KIND_MARKDOWN: "text/markdown",
     KIND_PDF: "application/pdf",
+    KIND_HTML: "text/html",
+    KIND_DOCX: DOCX_CONTENT_TYPE,
 }
 SUPPORTED = ", ".join(sorted(_EXTENSIONS))
 
@@ -61,7 +75,8 @@ class ParsedFile:
 
 
 def file_kind(name: str, content_type: str = "") -> str | None:
-    """text, markdown or pdf by extension (then by declared type); None if unsupported."""
+    """text, markdown, pdf, html or docx by extension (then by declared type); None if
+    unsupported."""
     lowered = (name or "").lower()
     for extension, kind in _EXTENSIONS.items():
         if lowered.endswith(extension):
@@ -88,11 +103,35 @@ def parse(content: bytes, kind: str) -> ParsedFile:
         raise UnreadableFile("the file is empty")
     if kind == KIND_PDF:
         return ParsedFile(kind, _pdf_pages(content))
-    text = _decode(content)
-    pages = text.split("\f")
-    if not any(p.strip() for p in pages):
+    if kind == KIND_DOCX:
+        return _checked(kind, _docx_pages(content))
+    if kind == KIND_HTML:
+        return _checked(kind, [_html_text(content)])
+    return _checked(kind, _decode(content).split("\f"))
+
+
+def _checked(kind: str, pages: list[str]) -> ParsedFile:
+    if not any(page.strip() for page in pages):
         raise UnreadableFile("the file holds no text")
     return ParsedFile(kind, pages)
+
+
+def _docx_pages(content: bytes) -> list[str]:
+    from concepts.reading_docx import DocxError, docx_pages
+
+    try:
+        return docx_pages(content)
+    except DocxError as exc:
+        raise UnreadableFile(str(exc)) from exc
+
+
+def _html_text(content: bytes) -> str:
+    from concepts.reading_html import html_text
+
+    try:
+        return html_text(content)
+    except ValueError as exc:
+        raise UnreadableFile(str(exc)) from exc
 
 
 def _pdf_reader(content: bytes):
@@ -118,6 +157,17 @@ def _pdf_reader(content: bytes):
 
 def pdf_page_count(content: bytes) -> int:
     return len(_pdf_reader(content).pages)
+
+
+def page_count(content: bytes, kind: str) -> int:
+    """A file's pages as an upload checks it (UnreadableFile if it cannot be read): a
+    PDF's from its page tree, a Word document's or web page's by reading it (quick, and
+    a broken one is refused at once); a text file is one page until it is read."""
+    if kind == KIND_PDF:
+        return pdf_page_count(content)
+    if kind in (KIND_DOCX, KIND_HTML):
+        return parse(content, kind).page_count
+    return 1
 
 
 # A word the PDF's typesetting broke at a line end: "mem-\nbrane", "Osmo-\nsis".

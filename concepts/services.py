@@ -307,7 +307,7 @@ def _validated_upload(*, name: str, content: bytes, content_type: str) -> tuple[
     if len(content) > limit:
         raise InvalidInput("file", f"is {len(content)} bytes; the limit is {limit} bytes")
     try:
-        page_count = reading.pdf_page_count(content) if kind == reading.KIND_PDF else 1
+        page_count = reading.page_count(content, kind)
     except reading.UnreadableFile as exc:
         raise InvalidInput("file", str(exc)) from exc
     return kind, page_count, reading.CONTENT_TYPE_OF[kind]

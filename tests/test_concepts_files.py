@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from concepts.devset import html_of_markdown
 from concepts.models import READINESS_EXPLAINED, READINESS_NAMED, Concept, FileReading
 from memory.models import Episode, Pair, Student, Subject, SubjectFile
 
 DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
 URL = "/api/v1/files/"
+DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 NOTES = b"# Notes\n\nOsmosis is the diffusion of water across a membrane.\n"
 
 
@@ -51,6 +53,31 @@ def test_a_pdf_keeps_its_page_count_and_pages(api, django_capture_on_commit_call
     assert body["page_count"] == 3 and body["content_type"] == "application/pdf"
     mitochondria = Concept.objects.get(key="mitochondria")
     assert mitochondria.sources.get().pages == [2]
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("cell-biology-notes.pandoc.docx", DOCX_TYPE),
+        ("cell-biology-notes.libreoffice.docx", DOCX_TYPE),
+        ("cell-biology-notes.html", "text/html"),
+    ],
+)
+def test_a_word_document_or_a_web_page_is_read_into_the_map_like_its_markdown(
+    api, django_capture_on_commit_callbacks, name, content_type
+):
+    if name.endswith(".html"):
+        content = html_of_markdown((DATA / "cell-biology-notes.md").read_text("utf-8")).encode()
+    else:
+        content = (DATA.parent / "office" / name).read_bytes()
+    body = _post(api, name, content, django_capture_on_commit_callbacks).json()
+    assert body["content_type"] == content_type and body["page_count"] == 1
+    reading = FileReading.objects.get(pk=body["file_id"])
+    assert reading.state == FileReading.State.DONE, reading.reason
+    assert set(Concept.objects.values_list("key", flat=True)) == {
+        "cell", "cytoplasm", "organelles", "cell membrane", "selective permeability",
+        "diffusion", "osmosis", "active transport", "concentration gradient",
+    }  # fmt: skip
 
 
 def test_a_new_version_with_the_same_name_replaces_the_old(api, django_capture_on_commit_callbacks):
@@ -98,7 +125,9 @@ def _locked_pdf() -> bytes:
     [
         ("empty.md", b"", "empty"),
         ("locked.pdf", _locked_pdf(), "asks for a password to open"),
-        ("slides.docx", b"PK\x03\x04 not supported", "unsupported file type"),
+        ("slides.pptx", b"PK\x03\x04 not supported", "unsupported file type"),
+        ("notes.docx", b"PK\x03\x04 not a zip", "not a .docx file"),
+        ("page.html", "<p>Café</p>".encode("cp1252"), "not UTF-8 and declares no charset"),
         ("broken.pdf", b"%PDF-1.4\n this is not a real PDF body", "PDF"),
         ("fake.pdf", b"hello, I am text", "not a PDF"),
     ],

@@ -1,0 +1,252 @@
+"""Word documents and web pages are read as the Markdown the extractor reads: their
+headings, bold terms, lists and tables kept (concepts.reading_docx, concepts.reading_html)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from concepts import reading_docx
+from concepts.devset import html_of_markdown
+from concepts.extractors.offline import OfflineExtractor
+from concepts.reading import UnreadableFile, file_kind, parse
+
+DATA = Path(__file__).parent / "data"
+OFFICE = DATA / "office"
+W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def _names(pages: list[str], language: str) -> list[str]:
+    return [c.name for c in OfflineExtractor().extract(pages=pages, language=language).concepts]
+
+
+@pytest.mark.parametrize("maker", ["pandoc", "libreoffice"])
+@pytest.mark.parametrize(
+    ("document", "source", "language"),
+    [
+        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
+        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
+    ],
+)
+def test_a_word_document_made_by_a_real_program_yields_the_concepts_of_its_markdown(
+    maker, document, source, language
+):
+    """The .docx files were made from the Markdown by pandoc 2.17 and by LibreOffice 7
+    (from the section's web page); LibreOffice marks Arabic bold as complex-script bold
+    (<w:bCs/>), which a reader of <w:b/> alone does not see."""
+    markdown = (DATA / source).read_text("utf-8")
+    content = (OFFICE / f"{document}.{maker}.docx").read_bytes()
+    parsed = parse(content, file_kind(f"{document}.docx"))
+    assert parsed.kind == "docx"
+    assert _names(parsed.pages, language) == _names([markdown], language)
+    assert len(_names(parsed.pages, language)) >= 8
+
+
+def _docx(body: str, styles: str = "", *, prolog: str = '<?xml version="1.0"?>') -> bytes:
+    """A Word document holding `body` (the XML inside <w:body>) and `styles`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(
+            "word/document.xml",
+            f'{prolog}<w:document xmlns:w="{W_NS}"><w:body>{body}</w:body></w:document>',
+        )
+        if styles:
+            archive.writestr("word/styles.xml", f'<w:styles xmlns:w="{W_NS}">{styles}</w:styles>')
+    return out.getvalue()
+
+
+def _zip_without_document() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("word/other.xml", "<x/>")
+    return out.getvalue()
+
+
+def _p(*runs: str, style: str = "", numbered: bool = False) -> str:
+    properties = f'<w:pStyle w:val="{style}"/>' if style else ""
+    if numbered:
+        properties += '<w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr>'
+    return f"<w:p><w:pPr>{properties}</w:pPr>{''.join(runs)}</w:p>"
+
+
+def _r(text: str, properties: str = "") -> str:
+    return f'<w:r><w:rPr>{properties}</w:rPr><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+STYLES = (
+    # A French Word names its heading style "Titre1"; its built-in name stays "heading 1".
+    '<w:style w:type="paragraph" w:styleId="Titre1"><w:name w:val="heading 1"/>'
+    "<w:rPr><w:b/></w:rPr></w:style>"
+    '<w:style w:type="paragraph" w:styleId="Sous"><w:name w:val="Sous-section"/>'
+    '<w:basedOn w:val="Titre1"/><w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style>'
+    '<w:style w:type="character" w:styleId="Fort"><w:name w:val="Strong"/>'
+    "<w:rPr><w:b/></w:rPr></w:style>"
+    '<w:style w:type="paragraph" w:styleId="Gras"><w:name w:val="Bold body"/>'
+    "<w:rPr><w:b/></w:rPr></w:style>"
+)
+
+
+def test_word_headings_bold_runs_lists_and_tables_become_markdown():
+    body = (
+        _p(_r("Cell transport"), style="Titre1")
+        + _p(_r("Passive transport"), style="Sous")
+        # Word splits a bold word into runs; a space between two bold runs joins them.
+        + _p(
+            _r("Osmo", "<w:b/>"),
+            _r("sis ", '<w:b w:val="1"/>'),
+            _r("is the diffusion of "),
+            _r("water", "<w:i/>"),
+            _r("; "),
+            _r("active", '<w:rStyle w:val="Fort"/>'),
+            _r(" ", "<w:b/>"),
+            _r("transport", "<w:b/>"),
+            _r(" uses ATP."),
+        )
+        # Bold by its paragraph style, one run set not bold.
+        + _p(_r("Whole line "), _r("but this", '<w:b w:val="0"/>'), style="Gras")
+        + _p(_r("first step"), numbered=True)
+        + _p(_r("second step"), numbered=True)
+        + "<w:tbl><w:tr><w:tc>"
+        + _p(_r("ATP", "<w:b/>"))
+        + "</w:tc><w:tc>"
+        + _p(_r("energy | currency"))
+        + "</w:tc></w:tr></w:tbl>"
+        # Tracked changes: deleted text is not read, inserted text is.
+        + '<w:p><w:del w:id="1"><w:r><w:delText>old words</w:delText></w:r></w:del>'
+        + '<w:ins w:id="2"><w:r><w:t>new words</w:t></w:r></w:ins></w:p>'
+    )
+    (page,) = reading_docx.docx_pages(_docx(body, STYLES))
+    assert page == (
+        "# Cell transport\n\n"
+        "## Passive transport\n\n"
+        "**Osmosis** is the diffusion of *water*; **active transport** uses ATP.\n\n"
+        "**Whole line** but this\n\n"
+        "- first step\n- second step\n\n"
+        "| **ATP** | energy / currency |\n\n"
+        "new words"
+    )
+
+
+def test_a_page_break_in_a_word_document_starts_a_new_page():
+    body = (
+        _p(_r("**Page one** text"))
+        + _p(_r("before"), '<w:r><w:br w:type="page"/></w:r>', _r("after"))
+        + "<w:p><w:pPr><w:pageBreakBefore/></w:pPr><w:r><w:t>third</w:t></w:r></w:p>"
+        + _p("<w:r><w:lastRenderedPageBreak/><w:t>laid out on page four</w:t></w:r>")
+    )
+    pages = reading_docx.docx_pages(_docx(body))
+    assert pages == ["**Page one** text\n\nbefore", "after", "third", "laid out on page four"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"PK\x03\x04 truncated", "it is no zip archive"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100, "older .doc"),
+        (_zip_without_document(), "no word/document.xml"),
+        (_docx(_p(_r("   "))), "holds no text"),
+        (_docx("", prolog='<!DOCTYPE d [<!ENTITY a "aaaa">]>'), "declares XML entities"),
+    ],
+)
+def test_a_file_that_is_no_readable_word_document_says_why(content, message):
+    with pytest.raises(UnreadableFile, match=message):
+        parse(content, "docx")
+
+
+def test_a_damaged_word_document_says_so():
+    content = bytearray(_docx(_p(_r("Osmosis is the diffusion of water. " * 40))))
+    middle = content.index(b"Osmosis") + 200
+    content[middle : middle + 4] = b"XXXX"
+    with pytest.raises(UnreadableFile, match="the .docx archive is damaged"):
+        parse(bytes(content), "docx")
+
+
+def test_a_word_document_too_big_unpacked_is_refused(monkeypatch):
+    monkeypatch.setattr(reading_docx, "MAX_XML_BYTES", 100)
+    with pytest.raises(UnreadableFile, match="word/document.xml is .* bytes unpacked; too big"):
+        parse(_docx(_p(_r("word " * 50))), "docx")
+
+
+PAGE = b"""<!doctype html><html><head><title>Site</title><style>p { color: red }</style>
+<script>var s = "<b>Script</b>";</script></head><body>
+<nav><a href="/">Home</a> <b>Menu</b></nav>
+<h1>Cell <strong>transport</strong></h1>
+<p><strong>Osmosis </strong>is the movement of water across a <b>semi<b>permeable</b>
+membrane</b>.<br>A <dfn>solute</dfn> &amp; a <em>solvent</em>.</p>
+<div hidden><b>Hidden</b></div><p style="display: none">Also hidden</p>
+<ul><li>One <b>active transport</b></li><li><p>Two</p></li></ul>
+<ol><li>first</li><li>second</li></ol>
+<dl><dt>Tonicity</dt><dd>the ability of a solution to change a cell's volume</dd></dl>
+<table><tr><th>Term</th><th>Meaning</th></tr><tr><td><b>ATP</b></td><td>energy</td></tr></table>
+</body></html>"""
+
+
+def test_a_web_page_becomes_markdown_without_what_a_reader_does_not_see():
+    (page,) = parse(PAGE, file_kind("page.html")).pages
+    assert page == (
+        "# Cell transport\n\n"
+        "**Osmosis** is the movement of water across a **semipermeable membrane**.\n"
+        "A **solute** & a *solvent*.\n\n"
+        "- One **active transport**\n- Two\n\n"
+        "1. first\n2. second\n\n"
+        "- **Tonicity**: the ability of a solution to change a cell's volume\n\n"
+        "| Term | Meaning |\n| **ATP** | energy |"
+    )
+
+
+def test_spans_of_one_kind_side_by_side_on_a_web_page_are_one_span():
+    """Pages split a bold word ("<b>semi</b><b>permeable</b>") and set each letter of a
+    formula's variable in its own italic (pandoc's "<em>v</em><em>e</em>"): as
+    Markdown, "**semi****permeable**" or "*v**e*" would read as bold of something else."""
+    page = (
+        b"<p><b>semi</b><b>permeable</b> and <b>cell</b> <b>wall</b>: "
+        b"<em>v</em><em>e</em><em>l</em> = (<em>d</em>)/(<em>t</em>)</p>"
+    )
+    assert parse(page, "html").pages == [
+        "**semipermeable** and **cell** **wall**: *vel* = (*d*)/(*t*)"
+    ]
+
+
+def test_a_web_page_in_its_declared_charset_reads_and_one_without_says_so():
+    latin = '<meta charset="windows-1252"><p><b>Café</b> au lait</p>'.encode("cp1252")
+    assert parse(latin, "html").pages == ["**Café** au lait"]
+    with pytest.raises(UnreadableFile, match="not UTF-8 and declares no charset"):
+        parse("<p>Café</p>".encode("cp1252"), "html")
+    with pytest.raises(UnreadableFile, match="holds no text"):
+        parse(b"<html><script>only code</script></html>", "html")
+
+
+@pytest.mark.parametrize(
+    ("source", "language"),
+    [
+        ("cell-biology/cell-biology-notes.md", "en"),
+        ("cell-biology/capitulo-transporte.md", "es"),
+        ("arabic/cell-transport.md", "ar"),
+    ],
+)
+def test_a_web_page_of_a_markdown_file_yields_its_concepts(source, language):
+    markdown = (DATA / source).read_text("utf-8")
+    page = html_of_markdown(markdown).encode("utf-8")
+    assert _names(parse(page, "html").pages, language) == _names([markdown], language)
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type", "kind"),
+    [
+        ("notes.docx", "", "docx"),
+        ("page.HTM", "", "html"),
+        ("page.xhtml", "", "html"),
+        ("upload", "text/html; charset=utf-8", "html"),
+        (
+            "upload",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "docx",
+        ),
+        ("slides.pptx", "text/html", None),
+    ],
+)
+def test_word_documents_and_web_pages_are_known_by_extension_then_by_type(name, content_type, kind):
+    assert file_kind(name, content_type) == kind
