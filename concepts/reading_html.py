@@ -2,8 +2,10 @@
 
 A saved web page, an LMS export or a page of an online textbook marks what the extractor
 looks for as Markdown does: headings (<h1>-<h6> -> "#" lines), key terms in bold
-(<strong>, <b>, and <dfn>, HTML's own "the defining instance of a term" -> **term**),
-italics (<em>, <i>, <cite> -> *term*), lists ("- " items), definition lists (a glossary:
+(<strong>, <b>, and <dfn>, HTML's own "the defining instance of a term" -> **term**; a
+<span> whose style is bold, as Google Docs exports it, or that OpenStax's HTML marks as
+a term, <span data-type="term">), italics (<em>, <i>, <cite>, a span in italic ->
+*term*), lists ("- " items), definition lists (a glossary:
 "- **term**: definition") and tables ("| a | b |" rows). What a reader does not see is
 left out: scripts, styles, templates, the <head>, navigation menus and anything marked
 hidden. Standard library only (html.parser); one page, as a web page has no pages.
@@ -27,6 +29,12 @@ _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BOLD = {"strong", "b", "dfn"}
 _ITALIC = {"em", "i", "cite"}
 _SPACES = re.compile(r"\s+")
+# A <span> that marks a term: Google Docs sets bold and italic by a class its <style>
+# defines (".c3{font-weight:700}") or in the span's own style, OpenStax's HTML its key
+# terms as <span data-type="term">.
+_STYLE_BOLD = re.compile(r"font-weight:(?:bold|bolder|[6-9]00)\b")
+_STYLE_ITALIC = re.compile(r"font-style:(?:italic|oblique)\b")
+_CLASS_RULE = re.compile(r"\.([\w-]+)\s*\{([^}]*)\}")
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
@@ -52,6 +60,14 @@ def _decoded(content: bytes) -> str:
             return content.decode(declared.group(1).decode("ascii"))
         except (LookupError, UnicodeDecodeError) as exc:
             raise ValueError(f"the page is not in its declared charset: {exc}") from None
+
+
+def _style_mark(style: str) -> str:
+    """ "b" for a style that sets text bold, "i" for one in italic, else ""."""
+    style = _SPACES.sub("", style.lower())
+    if _STYLE_BOLD.search(style):
+        return "b"
+    return "i" if _STYLE_ITALIC.search(style) else ""
 
 
 def _hidden(attrs: list[tuple[str, str | None]]) -> bool:
@@ -84,9 +100,14 @@ class _MarkdownOfHtml(HTMLParser):
         self.term = ""  # a <dt> waiting for its <dd>
         self.item = ""  # the "- " or "3. " of the list item being read
         self.list_count = 0  # lists met so far: each list's items run on, not two lists'
+        self.spans: list[str] = []  # per open <span>: the mark it opened ("b", "i" or "")
+        self.css: list[str] = []  # the text of the page's <style> elements
+        self.in_style = False
+        self.class_marks: dict[str, str] | None = None  # class -> "b"/"i", from self.css
 
     # -- the parser's events -------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.in_style = self.in_style or tag == "style"
         if self.skip_depth:
             self.skip_depth += tag == self.skip_tag and tag not in _VOID
             return
@@ -103,6 +124,11 @@ class _MarkdownOfHtml(HTMLParser):
             self.bold_starts.append(len(self.line))
         elif tag in _ITALIC:
             self.italic_starts.append(len(self.line))
+        elif tag == "span":
+            mark = self._span_mark(attrs)
+            self.spans.append(mark)
+            if mark:
+                (self.bold_starts if mark == "b" else self.italic_starts).append(len(self.line))
         elif tag in ("ul", "ol"):
             self._end_block()
             self.lists.append([0 if tag == "ul" else 1])
@@ -125,6 +151,7 @@ class _MarkdownOfHtml(HTMLParser):
             self.pre += tag == "pre"
 
     def handle_endtag(self, tag: str) -> None:
+        self.in_style = self.in_style and tag != "style"
         if self.skip_depth:
             self.skip_depth -= tag == self.skip_tag
             return
@@ -134,6 +161,12 @@ class _MarkdownOfHtml(HTMLParser):
                 self.blocks.append(("heading", "#" * self.heading + " " + text))
             self.line, self.heading, self.closed = [], 0, None
             self.bold_starts, self.italic_starts = [], []
+        elif tag == "span":
+            mark = self.spans.pop() if self.spans else ""
+            if mark == "b" and self.bold_starts:
+                self._wrap(self.bold_starts.pop(), "**", nested=bool(self.bold_starts))
+            elif mark == "i" and self.italic_starts:
+                self._wrap(self.italic_starts.pop(), "*", nested=bool(self.italic_starts))
         elif tag in _BOLD and self.bold_starts:
             self._wrap(self.bold_starts.pop(), "**", nested=bool(self.bold_starts))
         elif tag in _ITALIC and self.italic_starts:
@@ -161,8 +194,24 @@ class _MarkdownOfHtml(HTMLParser):
             self.pre = max(0, self.pre - (tag == "pre"))
 
     def handle_data(self, data: str) -> None:
+        if self.in_style:
+            self.css.append(data)
         if not self.skip_depth:
             self.line.append(data if self.pre else _SPACES.sub(" ", data))
+
+    def _span_mark(self, attrs: list[tuple[str, str | None]]) -> str:
+        """ "b" for a span that sets its text bold or marks a term, "i" for one in italic."""
+        values = dict(attrs)
+        if values.get("data-type") == "term":
+            return "b"
+        if self.class_marks is None:
+            self.class_marks = {}
+            for name, rule in _CLASS_RULE.findall("".join(self.css)):
+                if _style_mark(rule):
+                    self.class_marks[name] = _style_mark(rule)
+        marks = [_style_mark(values.get("style") or "")]
+        marks += [self.class_marks.get(name, "") for name in (values.get("class") or "").split()]
+        return "b" if "b" in marks else "i" if "i" in marks else ""
 
     # -- building blocks -----------------------------------------------------------------
     def _text(self) -> str:

@@ -210,6 +210,24 @@ def test_spans_of_one_kind_side_by_side_on_a_web_page_are_one_span():
     ]
 
 
+def test_bold_and_italic_set_by_a_spans_style_class_or_term_markup_count():
+    """Google Docs exports bold as a class its <style> defines (or an inline style);
+    OpenStax's own HTML marks a key term as <span data-type="term">."""
+    page = (
+        b"<html><head><style>.c0{font-weight:400}.c3{color:#000;font-weight:700}"
+        b".c5{font-style:italic}</style></head><body>"
+        b'<h1><span class="c3">Cell transport</span></h1><p>'
+        b'<span class="c3 c0">Osmosis</span><span class="c0"> moves </span>'
+        b'<span class="c5">water</span>; a <span data-type="term" class="term">solute</span>'
+        b' dissolves, <span style="font-weight: bold">ions</span> too, '
+        b'<span style="font-weight:400">not this</span>.</p></body></html>'
+    )
+    assert parse(page, "html").pages == [
+        "# Cell transport\n\n"
+        "**Osmosis** moves *water*; a **solute** dissolves, **ions** too, not this."
+    ]
+
+
 def test_a_web_page_in_its_declared_charset_reads_and_one_without_says_so():
     latin = '<meta charset="windows-1252"><p><b>Café</b> au lait</p>'.encode("cp1252")
     assert parse(latin, "html").pages == ["**Café** au lait"]
