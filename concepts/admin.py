@@ -106,7 +106,9 @@ class TeachNewConceptForm(forms.Form):
 
 class UploadForm(forms.Form):
     subject = forms.ModelChoiceField(queryset=Subject.objects.select_related("organization"))
-    file = forms.FileField(help_text="Text, Markdown, PDF, Word (.docx) or a web page (.html).")
+    file = forms.FileField(
+        help_text="Text, Markdown, PDF, Word (.docx), slides (.pptx) or a web page (.html)."
+    )
 
 
 # --- the subject's map -----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf), a web
-page (HTML, `concepts.reading_html`) or a Word document (.docx, `concepts.reading_docx`);
-the last two come out as Markdown (headings, **bold** terms, lists, tables).
+page (HTML, `concepts.reading_html`), a Word document (.docx, `concepts.reading_docx`)
+or slides (.pptx, `concepts.reading_pptx`, a page per slide); the last three come out as
+Markdown (headings, **bold** terms, lists, tables).
 
 A text or Markdown file is one page unless it contains form feeds (each starts a new
 page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
@@ -28,6 +29,7 @@ KIND_MARKDOWN = "markdown"
 KIND_PDF = "pdf"
 KIND_HTML = "html"
 KIND_DOCX = "docx"
+KIND_PPTX = "pptx"
 
 _EXTENSIONS = {
     ".txt": KIND_TEXT,
@@ -39,8 +41,10 @@ _EXTENSIONS = {
     ".htm": KIND_HTML,
     ".xhtml": KIND_HTML,
     ".docx": KIND_DOCX,
+    ".pptx": KIND_PPTX,
 }
 DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 _CONTENT_TYPES = {
     "text/plain": KIND_TEXT,
     "text/markdown": KIND_MARKDOWN,
@@ -49,6 +53,7 @@ _CONTENT_TYPES = {
     "text/html": KIND_HTML,
     "application/xhtml+xml": KIND_HTML,
     DOCX_CONTENT_TYPE: KIND_DOCX,
+    PPTX_CONTENT_TYPE: KIND_PPTX,
 }
 CONTENT_TYPE_OF = {
     KIND_TEXT: "text/plain",
@@ -56,6 +61,7 @@ CONTENT_TYPE_OF = {
     KIND_PDF: "application/pdf",
     KIND_HTML: "text/html",
     KIND_DOCX: DOCX_CONTENT_TYPE,
+    KIND_PPTX: PPTX_CONTENT_TYPE,
 }
 SUPPORTED = ", ".join(sorted(_EXTENSIONS))
 
@@ -75,8 +81,8 @@ class ParsedFile:
 
 
 def file_kind(name: str, content_type: str = "") -> str | None:
-    """text, markdown, pdf, html or docx by extension (then by declared type); None if
-    unsupported."""
+    """text, markdown, pdf, html, docx or pptx by extension (then by declared type); None
+    if unsupported."""
     lowered = (name or "").lower()
     for extension, kind in _EXTENSIONS.items():
         if lowered.endswith(extension):
@@ -103,8 +109,8 @@ def parse(content: bytes, kind: str) -> ParsedFile:
         raise UnreadableFile("the file is empty")
     if kind == KIND_PDF:
         return ParsedFile(kind, _pdf_pages(content))
-    if kind == KIND_DOCX:
-        return _checked(kind, _docx_pages(content))
+    if kind in (KIND_DOCX, KIND_PPTX):
+        return _checked(kind, _office_pages(content, kind))
     if kind == KIND_HTML:
         return _checked(kind, [_html_text(content)])
     return _checked(kind, _decode(content).split("\f"))
@@ -116,12 +122,14 @@ def _checked(kind: str, pages: list[str]) -> ParsedFile:
     return ParsedFile(kind, pages)
 
 
-def _docx_pages(content: bytes) -> list[str]:
-    from concepts.reading_docx import DocxError, docx_pages
+def _office_pages(content: bytes, kind: str) -> list[str]:
+    from concepts.reading_docx import docx_pages
+    from concepts.reading_office import OfficeFileError
+    from concepts.reading_pptx import pptx_pages
 
     try:
-        return docx_pages(content)
-    except DocxError as exc:
+        return docx_pages(content) if kind == KIND_DOCX else pptx_pages(content)
+    except OfficeFileError as exc:
         raise UnreadableFile(str(exc)) from exc
 
 
@@ -165,7 +173,7 @@ def page_count(content: bytes, kind: str) -> int:
     a broken one is refused at once); a text file is one page until it is read."""
     if kind == KIND_PDF:
         return pdf_page_count(content)
-    if kind in (KIND_DOCX, KIND_HTML):
+    if kind in (KIND_DOCX, KIND_PPTX, KIND_HTML):
         return parse(content, kind).page_count
     return 1
 

@@ -20,23 +20,17 @@ their sections with heading styles. Read from `word/document.xml` (and the style
 
 from __future__ import annotations
 
-import io
 import re
-import zipfile
-import zlib
 from xml.etree import ElementTree
 
+from concepts.reading_office import OfficeFileError, joined, marked, open_package, package_xml
+
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
-# A document.xml larger than this unpacked is refused (a zip bomb, not a handout).
-MAX_XML_BYTES = 200 * 1024 * 1024
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$")
 _OFF = {"0", "false", "off", "none"}
 # Letters of the scripts Word sets as "complex script" (bold from <w:bCs/>).
 _COMPLEX = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-
-
-class DocxError(ValueError):
-    """The bytes are no Word document that can be read; the message says why."""
 
 
 def docx_pages(content: bytes) -> list[str]:
@@ -45,48 +39,18 @@ def docx_pages(content: bytes) -> list[str]:
     reader = _Reader(_styles(styles))
     body = document.find(f"{W}body")
     if body is None:
-        raise DocxError("the Word document has no body")
+        raise OfficeFileError("the Word document has no body")
     reader.blocks_of(body)
     return reader.pages()
 
 
 def _parts(content: bytes) -> tuple[ElementTree.Element, ElementTree.Element | None]:
-    if content.startswith(b"\xd0\xcf\x11\xe0"):
-        # An OLE file: a .doc renamed .docx, or a .docx saved with a password to open.
-        raise DocxError(
-            "not a .docx file (an older .doc, or a document protected by a password to "
-            "open): save it as .docx without a password"
-        )
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-    except zipfile.BadZipFile as exc:
-        raise DocxError("not a .docx file (it is no zip archive)") from exc
-    with archive:
-        try:
-            info = archive.getinfo("word/document.xml")
-        except KeyError as exc:
-            raise DocxError("not a Word document (.docx): it has no word/document.xml") from exc
-        styles_info = next((i for i in archive.infolist() if i.filename == "word/styles.xml"), None)
-        for part in (info, styles_info):
-            if part is not None and part.file_size > MAX_XML_BYTES:
-                raise DocxError(f"{part.filename} is {part.file_size} bytes unpacked; too big")
-        try:
-            document = _xml(archive.read(info))
-            styles = _xml(archive.read(styles_info)) if styles_info is not None else None
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
-            raise DocxError(f"the .docx archive is damaged: {exc}") from exc
+    with open_package(content, "word/document.xml", ".docx", ".doc") as archive:
+        document = package_xml(archive, "word/document.xml")
+        styles = None
+        if "word/styles.xml" in archive.namelist():
+            styles = package_xml(archive, "word/styles.xml")
     return document, styles
-
-
-def _xml(data: bytes) -> ElementTree.Element:
-    # A Word part declares no document type: one that does is refused rather than
-    # expanded (entity expansion is the XML parser's known hole).
-    if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
-        raise DocxError("the Word document declares XML entities; it is not read")
-    try:
-        return ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise DocxError(f"the Word document's XML cannot be parsed: {exc}") from exc
 
 
 def _val(element: ElementTree.Element | None) -> str | None:
@@ -176,9 +140,9 @@ class _Reader:
                 level = int(outline) + 1
         listed = properties is not None and properties.find(f"{W}numPr") is not None
         pieces: list[tuple[str, str]] = []
-        for run in paragraph.iter(f"{W}r"):
+        for run in _runs(paragraph):
             self._run(run, style_marks, pieces)
-        text = _marked(pieces, emphasis=not level)
+        text = marked(pieces, emphasis=not level)
         if not text:
             return
         if level:
@@ -220,7 +184,7 @@ class _Reader:
 
     def _break_page(self, pieces: list) -> None:
         """A page ends inside a paragraph: what was read of it stays on this page."""
-        text = _marked(pieces, emphasis=True)
+        text = marked(pieces, emphasis=True)
         if text:
             self.page_blocks[-1].append(("text", text))
         pieces.clear()
@@ -237,44 +201,25 @@ class _Reader:
                 texts = []
                 for paragraph in cell.iter(f"{W}p"):
                     pieces: list[tuple[str, str]] = []
-                    for run in paragraph.iter(f"{W}r"):
+                    for run in _runs(paragraph):
                         self._run(run, {}, pieces)
-                    texts.append(_marked(pieces, emphasis=True))
+                    texts.append(marked(pieces, emphasis=True))
                 cells.append(" ".join(t for t in texts if t).replace("|", "/"))
             if any(cells):
                 self.page_blocks[-1].append(("row", "| " + " | ".join(cells) + " |"))
 
     def pages(self) -> list[str]:
-        pages = []
-        for blocks in self.page_blocks:
-            parts = []
-            for index, (kind, text) in enumerate(blocks):
-                runs_on = index and kind in ("item", "row") and blocks[index - 1][0] == kind
-                parts.append(("\n" if runs_on else "\n\n") + text if index else text)
-            pages.append("".join(parts))
+        pages = [joined(blocks) for blocks in self.page_blocks]
         return pages if any(p.strip() for p in pages) else [""]
 
 
-def _marked(pieces: list[tuple[str, str]], *, emphasis: bool) -> str:
-    """The paragraph's text with its bold runs as **…** and italic runs as *…* (runs of
-    one kind joined, the spaces at a run's ends put outside its marks); a paragraph bold
-    throughout is one bold line, as a label is. `emphasis` False: no marks (a heading)."""
-    spans: list[list[str]] = []
-    for text, mark in pieces:
-        if not text:
+def _runs(element: ElementTree.Element):
+    """The runs of a paragraph in order, those of its text boxes included, but not twice:
+    a text box is drawn two ways (<mc:Choice>, <mc:Fallback> for older Words) holding
+    the same text, and only the first is read."""
+    for child in element:
+        if child.tag == f"{MC}Fallback":
             continue
-        # A space between two bold runs is part of the span ("**active transport**").
-        if spans and (spans[-1][1] == mark or (not text.strip() and "\n" not in text)):
-            spans[-1][0] += text
-        else:
-            spans.append([text, mark])
-    out = []
-    for text, mark in spans:
-        core = text.strip()
-        if mark and emphasis and core and "\n" not in core:
-            out.append(text[: len(text) - len(text.lstrip())] + f"{mark}{core}{mark}")
-            out.append(text[len(text.rstrip()) :])
-        else:
-            out.append(text)
-    lines = (re.sub(r"[ \t]+", " ", line).strip() for line in "".join(out).split("\n"))
-    return "\n".join(line for line in lines if line)
+        if child.tag == f"{W}r":
+            yield child
+        yield from _runs(child)

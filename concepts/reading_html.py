@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from concepts.reading_office import joined
+
 # Read as nothing, children and all.
 _SKIPPED = {"script", "style", "noscript", "template", "head", "nav", "svg", "math", "select"}
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
@@ -269,10 +271,4 @@ class _MarkdownOfHtml(HTMLParser):
 
     def markdown(self) -> str:
         self._end_block()
-        parts: list[str] = []
-        for index, (kind, text) in enumerate(self.blocks):
-            runs_on = (
-                index and kind != "text" and kind != "heading" and self.blocks[index - 1][0] == kind
-            )
-            parts.append(("\n" if runs_on else "\n\n") + text if index else text)
-        return "".join(parts)
+        return joined(self.blocks)

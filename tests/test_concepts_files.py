@@ -15,6 +15,7 @@ from memory.models import Episode, Pair, Student, Subject, SubjectFile
 DATA = Path(__file__).resolve().parent / "data" / "cell-biology"
 URL = "/api/v1/files/"
 DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 NOTES = b"# Notes\n\nOsmosis is the diffusion of water across a membrane.\n"
 
 
@@ -56,22 +57,23 @@ def test_a_pdf_keeps_its_page_count_and_pages(api, django_capture_on_commit_call
 
 
 @pytest.mark.parametrize(
-    ("name", "content_type"),
+    ("name", "content_type", "pages"),
     [
-        ("cell-biology-notes.pandoc.docx", DOCX_TYPE),
-        ("cell-biology-notes.libreoffice.docx", DOCX_TYPE),
-        ("cell-biology-notes.html", "text/html"),
+        ("cell-biology-notes.pandoc.docx", DOCX_TYPE, 1),
+        ("cell-biology-notes.libreoffice.docx", DOCX_TYPE, 1),
+        ("cell-biology-notes.pandoc.pptx", PPTX_TYPE, 7),
+        ("cell-biology-notes.html", "text/html", 1),
     ],
 )
-def test_a_word_document_or_a_web_page_is_read_into_the_map_like_its_markdown(
-    api, django_capture_on_commit_callbacks, name, content_type
+def test_a_word_document_slides_or_a_web_page_are_read_into_the_map_like_their_markdown(
+    api, django_capture_on_commit_callbacks, name, content_type, pages
 ):
     if name.endswith(".html"):
         content = html_of_markdown((DATA / "cell-biology-notes.md").read_text("utf-8")).encode()
     else:
         content = (DATA.parent / "office" / name).read_bytes()
     body = _post(api, name, content, django_capture_on_commit_callbacks).json()
-    assert body["content_type"] == content_type and body["page_count"] == 1
+    assert body["content_type"] == content_type and body["page_count"] == pages
     reading = FileReading.objects.get(pk=body["file_id"])
     assert reading.state == FileReading.State.DONE, reading.reason
     assert set(Concept.objects.values_list("key", flat=True)) == {
@@ -125,7 +127,7 @@ def _locked_pdf() -> bytes:
     [
         ("empty.md", b"", "empty"),
         ("locked.pdf", _locked_pdf(), "asks for a password to open"),
-        ("slides.pptx", b"PK\x03\x04 not supported", "unsupported file type"),
+        ("grades.xlsx", b"PK\x03\x04 not supported", "unsupported file type"),
         ("notes.docx", b"PK\x03\x04 not a zip", "not a .docx file"),
         ("page.html", "<p>Café</p>".encode("cp1252"), "not UTF-8 and declares no charset"),
         ("broken.pdf", b"%PDF-1.4\n this is not a real PDF body", "PDF"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from concepts import reading_docx
+from concepts import reading_docx, reading_office
 from concepts.devset import html_of_markdown
 from concepts.extractors.offline import OfflineExtractor
 from concepts.reading import UnreadableFile, file_kind, parse
@@ -130,6 +130,21 @@ def test_word_headings_bold_runs_lists_and_tables_become_markdown():
     )
 
 
+def test_a_text_box_drawn_two_ways_is_read_once():
+    """Word draws a text box for itself (<mc:Choice>) and for older Words
+    (<mc:Fallback>), each holding the same paragraphs."""
+    mc = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+    box = _p(_r("Osmosis", "<w:b/>"), _r(" moves water"))
+    body = _p(
+        _r("Before the box. "),
+        f"<w:r><mc:AlternateContent xmlns:mc='{mc}'><mc:Choice Requires='wps'><w:drawing>"
+        f"<w:txbxContent>{box}</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict>"
+        f"<w:txbxContent>{box}</w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent>"
+        "</w:r>",
+    )
+    assert reading_docx.docx_pages(_docx(body)) == ["Before the box. **Osmosis** moves water"]
+
+
 def test_a_page_break_in_a_word_document_starts_a_new_page():
     body = (
         _p(_r("**Page one** text"))
@@ -160,14 +175,164 @@ def test_a_damaged_word_document_says_so():
     content = bytearray(_docx(_p(_r("Osmosis is the diffusion of water. " * 40))))
     middle = content.index(b"Osmosis") + 200
     content[middle : middle + 4] = b"XXXX"
-    with pytest.raises(UnreadableFile, match="the .docx archive is damaged"):
+    with pytest.raises(UnreadableFile, match="the archive is damaged"):
         parse(bytes(content), "docx")
 
 
 def test_a_word_document_too_big_unpacked_is_refused(monkeypatch):
-    monkeypatch.setattr(reading_docx, "MAX_XML_BYTES", 100)
+    monkeypatch.setattr(reading_office, "MAX_PART_BYTES", 100)
     with pytest.raises(UnreadableFile, match="word/document.xml is .* bytes unpacked; too big"):
         parse(_docx(_p(_r("word " * 50))), "docx")
+
+
+@pytest.mark.parametrize(
+    ("deck", "source", "language"),
+    [
+        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
+        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
+    ],
+)
+def test_slides_made_by_a_real_program_yield_the_concepts_of_their_markdown_by_slide(
+    deck, source, language
+):
+    """pandoc 2.17 made the decks from the Markdown, a slide per section."""
+    markdown = (DATA / source).read_text("utf-8")
+    parsed = parse((OFFICE / f"{deck}.pandoc.pptx").read_bytes(), file_kind(f"{deck}.pptx"))
+    assert parsed.kind == "pptx" and parsed.page_count > 3
+    assert _names(parsed.pages, language) == _names([markdown], language)
+    first = OfflineExtractor().extract(pages=parsed.pages, language=language).concepts[0]
+    # Its page is the slide that marks it, not the first that names it.
+    mark = f"**{first.name.casefold()}**"
+    marked_on = [i for i, p in enumerate(parsed.pages, 1) if mark in p.casefold()]
+    assert first.pages == marked_on[:1] and marked_on[0] > 1
+
+
+P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+SLIDE_TYPE = R_NS + "/slide"
+NOTES_TYPE = R_NS + "/notesSlide"
+
+
+def _shape(placeholder: str | None, *paragraphs: str) -> str:
+    ph = "" if placeholder is None else f"<p:ph {placeholder}/>"
+    return (
+        f"<p:sp><p:nvSpPr><p:cNvPr id='2' name='s'/><p:cNvSpPr/><p:nvPr>{ph}</p:nvPr>"
+        f"</p:nvSpPr><p:txBody><a:bodyPr/>{''.join(paragraphs)}</p:txBody></p:sp>"
+    )
+
+
+def _a(*runs: tuple[str, str], bullet: str = "") -> str:
+    text = "".join(f"<a:r><a:rPr {props}/><a:t>{t}</a:t></a:r>" for t, props in runs)
+    return f"<a:p><a:pPr>{bullet}</a:pPr>{text}</a:p>"
+
+
+def _slide(shapes: str, root: str = "p:sld", shown: str = "") -> str:
+    return (
+        f"<{root} xmlns:p='{P_NS}' xmlns:a='{A_NS}' xmlns:r='{R_NS}' {shown}><p:cSld><p:spTree>"
+        f"{shapes}</p:spTree></p:cSld></{root}>"
+    )
+
+
+def _pptx(slides: list[str], order: list[int], notes: dict[int, str]) -> bytes:
+    """A deck of `slides` (slide1.xml …), shown in `order`, with speaker `notes`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        ids = "".join(f"<p:sldId id='{256 + n}' r:id='rId{n}'/>" for n in order)
+        archive.writestr(
+            "ppt/presentation.xml",
+            f"<p:presentation xmlns:p='{P_NS}' xmlns:r='{R_NS}'><p:sldIdLst>{ids}"
+            "</p:sldIdLst></p:presentation>",
+        )
+        rels = "".join(
+            f"<Relationship Id='rId{n}' Type='{SLIDE_TYPE}' Target='slides/slide{n}.xml'/>"
+            for n in range(1, len(slides) + 1)
+        )
+        archive.writestr(
+            "ppt/_rels/presentation.xml.rels",
+            f"<Relationships xmlns='{REL_NS}'>{rels}</Relationships>",
+        )
+        for n, slide in enumerate(slides, 1):
+            archive.writestr(f"ppt/slides/slide{n}.xml", slide)
+            if n in notes:
+                archive.writestr(
+                    f"ppt/slides/_rels/slide{n}.xml.rels",
+                    f"<Relationships xmlns='{REL_NS}'><Relationship Id='rId9' "
+                    f"Type='{NOTES_TYPE}' Target='../notesSlides/notesSlide{n}.xml'/>"
+                    "</Relationships>",
+                )
+                archive.writestr(f"ppt/notesSlides/notesSlide{n}.xml", notes[n])
+    return out.getvalue()
+
+
+def test_slides_read_in_the_decks_order_with_titles_bullets_bold_tables_and_notes():
+    number = _shape("type='sldNum'", _a(("7", "")))
+    transport = _slide(
+        _shape("type='title'", _a(("Passive transport", "b='1'")))
+        + _shape("idx='1'", _a(("Osmosis", "b='1'"), (" moves water", "")), _a(("no energy", "")))
+        + "<p:grpSp>"
+        + _shape(None, _a(("A ", ""), ("solute", "i='1'"), (" dissolves", "")))
+        + "</p:grpSp>"
+        + "<p:graphicFrame><a:graphic><a:graphicData><a:tbl><a:tr><a:tc><a:txBody>"
+        + _a(("ATP", "b='1'"))
+        + "</a:txBody></a:tc><a:tc><a:txBody>"
+        + _a(("energy", ""))
+        + "</a:txBody></a:tc></a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame>"
+        + number
+    )
+    title = _slide(_shape("type='ctrTitle'", _a(("Cell biology", ""))) + number)
+    hidden = _slide(_shape("type='title'", _a(("Hidden slide", ""))), shown="show='0'")
+    notes = _slide(
+        _shape("type='sldImg'", _a(("image", "")))
+        + _shape("type='body' idx='1'", _a(("Stress that ", ""), ("tonicity", "b='1'"))),
+        root="p:notes",
+    )
+    # slide2.xml is shown first, slide1.xml second; slide3.xml is hidden.
+    deck = _pptx([transport, title, hidden], order=[2, 1, 3], notes={1: notes})
+    assert parse(deck, "pptx").pages == [
+        "# Cell biology",
+        "## Passive transport\n\n"
+        "- **Osmosis** moves water\n- no energy\n\n"
+        "A *solute* dissolves\n\n"
+        "| **ATP** | energy |\n\n"
+        "Stress that **tonicity**",
+    ]
+
+
+def test_a_slide_drawn_two_ways_for_its_equation_is_read_with_the_equation():
+    """PowerPoint (and pandoc) wrap a text box holding an equation in
+    <mc:AlternateContent>: the equation's way (<mc:Choice>) is read, its text as $…$;
+    before, the whole box was skipped (a dev book's slides lost 60 % of their terms)."""
+    mc = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+    a14 = "http://schemas.microsoft.com/office/drawing/2010/main"
+    omml = "http://schemas.openxmlformats.org/officeDocument/2006/math"
+    equation = (
+        f"<a:p><a:r><a:rPr b='1'/><a:t>Molarity</a:t></a:r><a:r><a:t> is </a:t></a:r>"
+        f"<a14:m xmlns:a14='{a14}'><m:oMathPara xmlns:m='{omml}'><m:oMath><m:r><m:t>M=n/V"
+        "</m:t></m:r></m:oMath></m:oMathPara></a14:m></a:p>"
+    )
+    shape = _shape("idx='1'", equation)
+    fallback = _shape("idx='1'", _a(("picture of it", "")))
+    slide = _slide(
+        f"<mc:AlternateContent xmlns:mc='{mc}'><mc:Choice Requires='a14'>{shape}</mc:Choice>"
+        f"<mc:Fallback>{fallback}</mc:Fallback></mc:AlternateContent>"
+    )
+    assert parse(_pptx([slide], order=[1], notes={}), "pptx").pages == ["- **Molarity** is $M=n/V$"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"PK\x03\x04 truncated", "not a .pptx file \\(it is no zip archive\\)"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100, "an older .ppt"),
+        (_zip_without_document(), "it has no ppt/presentation.xml"),
+        (_pptx([_slide("")], order=[1], notes={}), "holds no text"),
+    ],
+)
+def test_a_file_that_is_no_readable_deck_of_slides_says_why(content, message):
+    with pytest.raises(UnreadableFile, match=message):
+        parse(content, "pptx")
 
 
 PAGE = b"""<!doctype html><html><head><title>Site</title><style>p { color: red }</style>
@@ -263,7 +428,8 @@ def test_a_web_page_of_a_markdown_file_yields_its_concepts(source, language):
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             "docx",
         ),
-        ("slides.pptx", "text/html", None),
+        ("slides.pptx", "", "pptx"),
+        ("grades.xlsx", "text/html", None),
     ],
 )
 def test_word_documents_and_web_pages_are_known_by_extension_then_by_type(name, content_type, kind):
