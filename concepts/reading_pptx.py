@@ -5,7 +5,8 @@ heading ("## Osmosis"; the title slide's "# …"), bold and italic runs are mark
 (**term**, *term*), bulleted paragraphs are "- " items, tables "| a | b |" rows, and the
 speaker notes follow the slide's text (where a teacher writes the explanation). A slide
 is a page, so a concept's pages are the slide numbers the student sees. Slides are read
-in the deck's order (presentation.xml), hidden ones left out. Standard library only.
+in the deck's order (presentation.xml); a hidden one is an empty page (it keeps its
+number). Standard library only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def pptx_pages(content: bytes) -> list[str]:
         for slide_path in _slide_paths(archive):
             slide = package_xml(archive, slide_path)
             if slide.get("show") in ("0", "false"):
+                pages.append("")  # a hidden slide keeps its number: the next is still 5
                 continue
             blocks = _shapes(slide.find(f"{P}cSld/{P}spTree"))
             notes = _notes_path(archive, slide_path)
@@ -73,8 +75,12 @@ def _slide_paths(archive) -> list[str]:
     if ordered:
         return [path for path in ordered if path in archive.namelist()]
     # No list: the slides by their number.
-    found = [n for n in archive.namelist() if _SLIDE_NUMBER.search(n) and "/slides/" in n]
-    return sorted(found, key=lambda n: int(_SLIDE_NUMBER.search(n).group(1)))  # type: ignore[union-attr]
+    numbered = {}
+    for name in archive.namelist():
+        found = _SLIDE_NUMBER.search(name)
+        if found and name.startswith("ppt/slides/"):
+            numbered[int(found.group(1))] = name
+    return [numbered[number] for number in sorted(numbered)]
 
 
 def _notes_path(archive, slide_path: str) -> str:

@@ -297,6 +297,7 @@ def test_slides_read_in_the_decks_order_with_titles_bullets_bold_tables_and_note
         "A *solute* dissolves\n\n"
         "| **ATP** | energy |\n\n"
         "Stress that **tonicity**",
+        "",  # hidden: an empty page, so that the slides after it keep their numbers
     ]
 
 
