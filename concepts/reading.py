@@ -1,7 +1,8 @@
 """Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf), a web
 page (HTML, `concepts.reading_html`), a Word document (.docx, `concepts.reading_docx`)
-or slides (.pptx, `concepts.reading_pptx`, a page per slide); the last three come out as
-Markdown (headings, **bold** terms, lists, tables).
+slides (.pptx, `concepts.reading_pptx`, a page per slide) or an e-book (.epub,
+`concepts.reading_epub`, a page per chapter file); the last four come out as Markdown
+(headings, **bold** terms, lists, tables).
 
 A text or Markdown file is one page unless it contains form feeds (each starts a new
 page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
@@ -30,6 +31,7 @@ KIND_PDF = "pdf"
 KIND_HTML = "html"
 KIND_DOCX = "docx"
 KIND_PPTX = "pptx"
+KIND_EPUB = "epub"
 
 _EXTENSIONS = {
     ".txt": KIND_TEXT,
@@ -42,6 +44,7 @@ _EXTENSIONS = {
     ".xhtml": KIND_HTML,
     ".docx": KIND_DOCX,
     ".pptx": KIND_PPTX,
+    ".epub": KIND_EPUB,
 }
 DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 PPTX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
@@ -54,6 +57,7 @@ _CONTENT_TYPES = {
     "application/xhtml+xml": KIND_HTML,
     DOCX_CONTENT_TYPE: KIND_DOCX,
     PPTX_CONTENT_TYPE: KIND_PPTX,
+    "application/epub+zip": KIND_EPUB,
 }
 CONTENT_TYPE_OF = {
     KIND_TEXT: "text/plain",
@@ -62,6 +66,7 @@ CONTENT_TYPE_OF = {
     KIND_HTML: "text/html",
     KIND_DOCX: DOCX_CONTENT_TYPE,
     KIND_PPTX: PPTX_CONTENT_TYPE,
+    KIND_EPUB: "application/epub+zip",
 }
 SUPPORTED = ", ".join(sorted(_EXTENSIONS))
 
@@ -81,8 +86,8 @@ class ParsedFile:
 
 
 def file_kind(name: str, content_type: str = "") -> str | None:
-    """text, markdown, pdf, html, docx or pptx by extension (then by declared type); None
-    if unsupported."""
+    """text, markdown, pdf, html, docx, pptx or epub by extension (then by declared type);
+    None if unsupported."""
     lowered = (name or "").lower()
     for extension, kind in _EXTENSIONS.items():
         if lowered.endswith(extension):
@@ -109,7 +114,7 @@ def parse(content: bytes, kind: str) -> ParsedFile:
         raise UnreadableFile("the file is empty")
     if kind == KIND_PDF:
         return ParsedFile(kind, _pdf_pages(content))
-    if kind in (KIND_DOCX, KIND_PPTX):
+    if kind in (KIND_DOCX, KIND_PPTX, KIND_EPUB):
         return _checked(kind, _office_pages(content, kind))
     if kind == KIND_HTML:
         return _checked(kind, [_html_text(content)])
@@ -124,11 +129,13 @@ def _checked(kind: str, pages: list[str]) -> ParsedFile:
 
 def _office_pages(content: bytes, kind: str) -> list[str]:
     from concepts.reading_docx import docx_pages
+    from concepts.reading_epub import epub_pages
     from concepts.reading_office import OfficeFileError
     from concepts.reading_pptx import pptx_pages
 
+    read = {KIND_DOCX: docx_pages, KIND_PPTX: pptx_pages, KIND_EPUB: epub_pages}[kind]
     try:
-        return docx_pages(content) if kind == KIND_DOCX else pptx_pages(content)
+        return read(content)
     except OfficeFileError as exc:
         raise UnreadableFile(str(exc)) from exc
 
@@ -173,7 +180,7 @@ def page_count(content: bytes, kind: str) -> int:
     a broken one is refused at once); a text file is one page until it is read."""
     if kind == KIND_PDF:
         return pdf_page_count(content)
-    if kind in (KIND_DOCX, KIND_PPTX, KIND_HTML):
+    if kind in (KIND_DOCX, KIND_PPTX, KIND_EPUB, KIND_HTML):
         return parse(content, kind).page_count
     return 1
 

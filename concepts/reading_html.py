@@ -40,9 +40,11 @@ _CLASS_RULE = re.compile(r"\.([\w-]+)\s*\{([^}]*)\}")
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
-def html_text(content: bytes) -> str:
-    """The page's text as Markdown; ValueError when its bytes are in no encoding it names."""
+def html_text(content: bytes, css: str = "") -> str:
+    """The page's text as Markdown; ValueError when its bytes are in no encoding it names.
+    `css`: style sheets the page links to (an EPUB's), read as if in its <style>."""
     parser = _MarkdownOfHtml()
+    parser.css.append(css)
     parser.feed(_decoded(content))
     parser.close()
     return parser.markdown()

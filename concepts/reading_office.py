@@ -19,10 +19,10 @@ class OfficeFileError(ValueError):
     """The bytes are no Office file that can be read; the message says why."""
 
 
-def open_package(content: bytes, main_part: str, what: str, older: str) -> zipfile.ZipFile:
+def open_package(content: bytes, main_part: str, what: str, older: str = "") -> zipfile.ZipFile:
     """The package's archive, checked to hold `main_part` ("word/document.xml"); `what`
     and `older` name the format and its predecessor in messages (".docx", ".doc")."""
-    if content.startswith(_OLE_HEADER):
+    if older and content.startswith(_OLE_HEADER):
         # An OLE file: the older format renamed, or a file saved with a password to open.
         raise OfficeFileError(
             f"not a {what} file (an older {older}, or a file protected by a password to "
@@ -38,15 +38,23 @@ def open_package(content: bytes, main_part: str, what: str, older: str) -> zipfi
     return archive
 
 
-def package_xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
-    """A part of the package, parsed; refused when too big, damaged or declaring entities."""
-    info = archive.getinfo(name)
+def package_bytes(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A part of the package; refused when too big unpacked or damaged."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError as exc:
+        raise OfficeFileError(f"the archive has no {name}") from exc
     if info.file_size > MAX_PART_BYTES:
         raise OfficeFileError(f"{name} is {info.file_size} bytes unpacked; too big")
     try:
-        data = archive.read(info)
+        return archive.read(info)
     except _DAMAGED as exc:
         raise OfficeFileError(f"the archive is damaged: {exc}") from exc
+
+
+def package_xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
+    """A part of the package, parsed; refused when too big, damaged or declaring entities."""
+    data = package_bytes(archive, name)
     # An Office part declares no document type: one that does is refused rather than
     # expanded (entity expansion is the XML parser's known hole).
     if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:

@@ -336,6 +336,102 @@ def test_a_file_that_is_no_readable_deck_of_slides_says_why(content, message):
         parse(content, "pptx")
 
 
+@pytest.mark.parametrize(
+    ("book", "source", "language"),
+    [
+        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
+        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
+    ],
+)
+def test_an_e_book_made_by_a_real_program_yields_the_concepts_of_its_markdown(
+    book, source, language
+):
+    """pandoc 2.17 made the EPUBs from the Markdown: a title page, then the chapter."""
+    markdown = (DATA / source).read_text("utf-8")
+    parsed = parse((OFFICE / f"{book}.pandoc.epub").read_bytes(), file_kind(f"{book}.epub"))
+    assert parsed.kind == "epub" and parsed.page_count == 2
+    assert _names(parsed.pages, language) == _names([markdown], language)
+
+
+def _epub(chapters: dict[str, str], spine: list[str], extra: dict[str, str]) -> bytes:
+    """An EPUB whose package lists `chapters` (name -> XHTML) and a style sheet, read in
+    `spine` order; `extra` adds or replaces files."""
+    files = {
+        "mimetype": "application/epub+zip",
+        "META-INF/container.xml": (
+            "<container xmlns='urn:oasis:names:tc:opendocument:xmlns:container'><rootfiles>"
+            "<rootfile full-path='OEBPS/book.opf'/></rootfiles></container>"
+        ),
+        "OEBPS/book.opf": (
+            "<package xmlns='http://www.idpf.org/2007/opf'><manifest>"
+            + "".join(
+                f"<item id='{n}' href='text/{n}.xhtml' media-type='application/xhtml+xml'/>"
+                for n in chapters
+            )
+            + "<item id='css' href='style/book.css' media-type='text/css'/></manifest><spine>"
+            + "".join(f"<itemref idref='{n}'/>" for n in spine)
+            + "</spine></package>"
+        ),
+        "OEBPS/style/book.css": "span.keyterm { font-weight: bold }",
+        **{f"OEBPS/text/{n}.xhtml": html for n, html in chapters.items()},
+        **extra,
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+CHAPTERS = {
+    "one": "<html><body><h1>Transport</h1><p><span class='keyterm'>Osmosis</span> moves "
+    "water.</p></body></html>",
+    "two": "<html><body><h1>Cells</h1><p>A <b>cell</b> lives.</p></body></html>",
+}
+
+
+def test_an_e_book_is_read_chapter_by_chapter_in_reading_order_with_its_style_sheet():
+    """The spine, not the file names, orders the pages; a class the book's CSS file sets
+    bold marks a term."""
+    # Obfuscated fonts (as many EPUBs have) are no DRM: the book still reads.
+    fonts = {
+        "META-INF/encryption.xml": "<encryption xmlns:enc='http://www.w3.org/2001/04/xmlenc#'>"
+        "<enc:EncryptedData><enc:CipherData><enc:CipherReference URI='OEBPS/fonts/a.otf'/>"
+        "</enc:CipherData></enc:EncryptedData></encryption>"
+    }
+    pages = parse(_epub(CHAPTERS, spine=["two", "one"], extra=fonts), "epub").pages
+    assert pages == ["# Cells\n\nA **cell** lives.", "# Transport\n\n**Osmosis** moves water."]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"PK\x03\x04 truncated", "not a .epub file \\(it is no zip archive\\)"),
+        (_zip_without_document(), "it has no META-INF/container.xml"),
+        (
+            _epub(CHAPTERS, ["one"], {"META-INF/container.xml": "<container/>"}),
+            "names no package file",
+        ),
+        (
+            _epub(
+                CHAPTERS,
+                ["one"],
+                {
+                    "META-INF/encryption.xml": "<encryption><EncryptedData><CipherData>"
+                    "<CipherReference URI='OEBPS/text/one.xhtml'/></CipherData>"
+                    "</EncryptedData></encryption>"
+                },
+            ),
+            "encrypted \\(DRM\\)",
+        ),
+        (_epub(CHAPTERS, [], {}), "holds no text"),
+    ],
+)
+def test_a_file_that_is_no_readable_e_book_says_why(content, message):
+    with pytest.raises(UnreadableFile, match=message):
+        parse(content, "epub")
+
+
 PAGE = b"""<!doctype html><html><head><title>Site</title><style>p { color: red }</style>
 <script>var s = "<b>Script</b>";</script></head><body>
 <nav><a href="/">Home</a> <b>Menu</b></nav>
@@ -430,6 +526,8 @@ def test_a_web_page_of_a_markdown_file_yields_its_concepts(source, language):
             "docx",
         ),
         ("slides.pptx", "", "pptx"),
+        ("book.EPUB", "", "epub"),
+        ("upload", "application/epub+zip", "epub"),
         ("grades.xlsx", "text/html", None),
     ],
 )
