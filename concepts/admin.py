@@ -107,8 +107,8 @@ class TeachNewConceptForm(forms.Form):
 class UploadForm(forms.Form):
     subject = forms.ModelChoiceField(queryset=Subject.objects.select_related("organization"))
     file = forms.FileField(
-        help_text="Text, Markdown, PDF, Word (.docx), slides (.pptx), an e-book (.epub) "
-        "or a web page (.html)."
+        help_text="Text, Markdown, PDF, Word (.docx), slides (.pptx), OpenDocument "
+        "(.odt, .odp), an e-book (.epub) or a web page (.html)."
     )
 
 

@@ -1,8 +1,9 @@
 """Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf), a web
 page (HTML, `concepts.reading_html`), a Word document (.docx, `concepts.reading_docx`)
-slides (.pptx, `concepts.reading_pptx`, a page per slide) or an e-book (.epub,
-`concepts.reading_epub`, a page per chapter file); the last four come out as Markdown
-(headings, **bold** terms, lists, tables).
+slides (.pptx, `concepts.reading_pptx`, a page per slide), an e-book (.epub,
+`concepts.reading_epub`, a page per chapter file) or an OpenDocument text or
+presentation (.odt, .odp, `concepts.reading_odf`); those come out as Markdown (headings,
+**bold** terms, lists, tables).
 
 A text or Markdown file is one page unless it contains form feeds (each starts a new
 page). A PDF keeps its own pages, numbered from 1 as a reader sees them; their text
@@ -32,6 +33,10 @@ KIND_HTML = "html"
 KIND_DOCX = "docx"
 KIND_PPTX = "pptx"
 KIND_EPUB = "epub"
+KIND_ODT = "odt"
+KIND_ODP = "odp"
+# Kinds that are zip packages of XML (or XHTML), each read by its own module.
+_PACKAGES = (KIND_DOCX, KIND_PPTX, KIND_EPUB, KIND_ODT, KIND_ODP)
 
 _EXTENSIONS = {
     ".txt": KIND_TEXT,
@@ -45,6 +50,8 @@ _EXTENSIONS = {
     ".docx": KIND_DOCX,
     ".pptx": KIND_PPTX,
     ".epub": KIND_EPUB,
+    ".odt": KIND_ODT,
+    ".odp": KIND_ODP,
 }
 DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 PPTX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
@@ -58,6 +65,8 @@ _CONTENT_TYPES = {
     DOCX_CONTENT_TYPE: KIND_DOCX,
     PPTX_CONTENT_TYPE: KIND_PPTX,
     "application/epub+zip": KIND_EPUB,
+    "application/vnd.oasis.opendocument.text": KIND_ODT,
+    "application/vnd.oasis.opendocument.presentation": KIND_ODP,
 }
 CONTENT_TYPE_OF = {
     KIND_TEXT: "text/plain",
@@ -67,6 +76,8 @@ CONTENT_TYPE_OF = {
     KIND_DOCX: DOCX_CONTENT_TYPE,
     KIND_PPTX: PPTX_CONTENT_TYPE,
     KIND_EPUB: "application/epub+zip",
+    KIND_ODT: "application/vnd.oasis.opendocument.text",
+    KIND_ODP: "application/vnd.oasis.opendocument.presentation",
 }
 SUPPORTED = ", ".join(sorted(_EXTENSIONS))
 
@@ -86,8 +97,8 @@ class ParsedFile:
 
 
 def file_kind(name: str, content_type: str = "") -> str | None:
-    """text, markdown, pdf, html, docx, pptx or epub by extension (then by declared type);
-    None if unsupported."""
+    """text, markdown, pdf, html, docx, pptx, epub, odt or odp by extension (then by
+    declared type); None if unsupported."""
     lowered = (name or "").lower()
     for extension, kind in _EXTENSIONS.items():
         if lowered.endswith(extension):
@@ -114,7 +125,7 @@ def parse(content: bytes, kind: str) -> ParsedFile:
         raise UnreadableFile("the file is empty")
     if kind == KIND_PDF:
         return ParsedFile(kind, _pdf_pages(content))
-    if kind in (KIND_DOCX, KIND_PPTX, KIND_EPUB):
+    if kind in _PACKAGES:
         return _checked(kind, _office_pages(content, kind))
     if kind == KIND_HTML:
         return _checked(kind, [_html_text(content)])
@@ -130,10 +141,17 @@ def _checked(kind: str, pages: list[str]) -> ParsedFile:
 def _office_pages(content: bytes, kind: str) -> list[str]:
     from concepts.reading_docx import docx_pages
     from concepts.reading_epub import epub_pages
+    from concepts.reading_odf import odp_pages, odt_pages
     from concepts.reading_office import OfficeFileError
     from concepts.reading_pptx import pptx_pages
 
-    read = {KIND_DOCX: docx_pages, KIND_PPTX: pptx_pages, KIND_EPUB: epub_pages}[kind]
+    read = {
+        KIND_DOCX: docx_pages,
+        KIND_PPTX: pptx_pages,
+        KIND_EPUB: epub_pages,
+        KIND_ODT: odt_pages,
+        KIND_ODP: odp_pages,
+    }[kind]
     try:
         return read(content)
     except OfficeFileError as exc:
@@ -180,7 +198,7 @@ def page_count(content: bytes, kind: str) -> int:
     a broken one is refused at once); a text file is one page until it is read."""
     if kind == KIND_PDF:
         return pdf_page_count(content)
-    if kind in (KIND_DOCX, KIND_PPTX, KIND_EPUB, KIND_HTML):
+    if kind in (*_PACKAGES, KIND_HTML):
         return parse(content, kind).page_count
     return 1
 

@@ -63,10 +63,11 @@ def test_a_pdf_keeps_its_page_count_and_pages(api, django_capture_on_commit_call
         ("cell-biology-notes.libreoffice.docx", DOCX_TYPE, 1),
         ("cell-biology-notes.pandoc.pptx", PPTX_TYPE, 7),
         ("cell-biology-notes.pandoc.epub", "application/epub+zip", 2),
+        ("cell-biology-notes.libreoffice.odt", "application/vnd.oasis.opendocument.text", 1),
         ("cell-biology-notes.html", "text/html", 1),
     ],
 )
-def test_a_word_document_slides_an_e_book_or_a_web_page_read_into_the_map_as_markdown(
+def test_documents_slides_e_books_and_web_pages_are_read_into_the_map_as_their_markdown(
     api, django_capture_on_commit_callbacks, name, content_type, pages
 ):
     if name.endswith(".html"):

@@ -432,6 +432,133 @@ def test_a_file_that_is_no_readable_e_book_says_why(content, message):
         parse(content, "epub")
 
 
+@pytest.mark.parametrize("kind", ["odt", "odp"])
+@pytest.mark.parametrize(
+    ("document", "source", "language"),
+    [
+        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
+        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
+    ],
+)
+def test_opendocument_files_made_by_libreoffice_yield_the_concepts_of_their_markdown(
+    kind, document, source, language
+):
+    """LibreOffice 7.4 saved the .odt from the section's web page and the .odp from
+    pandoc's slides; it marks Arabic bold as complex-script bold."""
+    markdown = (DATA / source).read_text("utf-8")
+    parsed = parse((OFFICE / f"{document}.libreoffice.{kind}").read_bytes(), kind)
+    # The text is one page; the presentation has the slides of the deck it came from.
+    slides = parse((OFFICE / f"{document}.pandoc.pptx").read_bytes(), "pptx").page_count
+    assert parsed.page_count == (1 if kind == "odt" else slides)
+    assert _names(parsed.pages, language) == _names([markdown], language)
+
+
+ODF = {
+    "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
+    "style": "urn:oasis:names:tc:opendocument:xmlns:style:1.0",
+    "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
+    "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
+    "draw": "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0",
+    "fo": "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0",
+    "presentation": "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0",
+}
+
+
+def _odf(body: str, styles: str = "", named: str = "") -> bytes:
+    spaces = " ".join(f"xmlns:{k}='{v}'" for k, v in ODF.items())
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(
+            "content.xml",
+            f"<office:document-content {spaces}><office:automatic-styles>{styles}"
+            f"</office:automatic-styles><office:body>{body}</office:body>"
+            "</office:document-content>",
+        )
+        archive.writestr(
+            "styles.xml",
+            f"<office:document-styles {spaces}><office:styles>{named}</office:styles>"
+            "</office:document-styles>",
+        )
+    return out.getvalue()
+
+
+ODT_STYLES = (
+    "<style:style style:name='T1' style:family='text' style:parent-style-name='Strong'/>"
+    "<style:style style:name='T2' style:family='text'><style:text-properties "
+    "fo:font-style='italic'/></style:style>"
+    "<style:style style:name='T3' style:family='text'><style:text-properties "
+    "style:font-weight-complex='bold'/></style:style>"
+    "<style:style style:name='P9' style:family='paragraph'><style:paragraph-properties "
+    "fo:break-before='page'/></style:style>"
+)
+NAMED = (
+    "<style:style style:name='Strong' style:family='text'><style:text-properties "
+    "fo:font-weight='bold'/></style:style>"
+)
+
+
+def test_an_odt_text_keeps_headings_styled_bold_and_italic_lists_tables_and_pages():
+    body = (
+        "<office:text><text:h text:outline-level='2'>Passive transport</text:h>"
+        "<text:p><text:span text:style-name='T1'>Osmosis</text:span> moves "
+        "<text:span text:style-name='T2'>water</text:span>.<text:s text:c='2'/>"
+        "A note<text:note><text:note-body><text:p>not read</text:p></text:note-body>"
+        "</text:note> here.</text:p>"
+        "<text:list><text:list-item><text:p>first</text:p></text:list-item>"
+        "<text:list-item><text:p>second</text:p></text:list-item></text:list>"
+        "<table:table><table:table-row><table:table-cell><text:p><text:span "
+        "text:style-name='T1'>ATP</text:span></text:p></table:table-cell><table:table-cell>"
+        "<text:p>energy</text:p></table:table-cell></table:table-row></table:table>"
+        "<text:soft-page-break/><text:p>On page two, <text:span text:style-name='T3'>"
+        "التناضح</text:span>.</text:p>"
+        "<text:p text:style-name='P9'>Page three.</text:p></office:text>"
+    )
+    assert parse(_odf(body, ODT_STYLES, NAMED), "odt").pages == [
+        "## Passive transport\n\n**Osmosis** moves *water*. A note here.\n\n"
+        "- first\n- second\n\n| **ATP** | energy |",
+        "On page two, **التناضح**.",
+        "Page three.",
+    ]
+
+
+def test_an_odp_presentation_is_a_page_per_slide_with_its_notes():
+    frame = "<draw:frame presentation:class='{}'><draw:text-box>{}</draw:text-box></draw:frame>"
+    slide = (
+        "<draw:page>"
+        + frame.format("title", "<text:p>Transport</text:p>")
+        + frame.format(
+            "outline",
+            "<text:p>Plain line.</text:p><text:list><text:list-item><text:p><text:span "
+            "text:style-name='T1'>Osmosis</text:span> moves water</text:p></text:list-item>"
+            "</text:list>",
+        )
+        + frame.format("page-number", "<text:p>7</text:p>")
+        + "<presentation:notes>"
+        + frame.format("notes", "<text:p>Say why.</text:p>")
+        + "</presentation:notes></draw:page>"
+    )
+    second = "<draw:page>" + frame.format("title", "<text:p>Cells</text:p>") + "</draw:page>"
+    content = _odf(f"<office:presentation>{slide}{second}</office:presentation>", ODT_STYLES, NAMED)
+    assert parse(content, "odp").pages == [
+        "## Transport\n\nPlain line.\n\n- **Osmosis** moves water\n\nSay why.",
+        "## Cells",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "message"),
+    [
+        ("odt", b"PK\x03\x04 truncated", "not a .odt file \\(it is no zip archive\\)"),
+        ("odp", _zip_without_document(), "it has no content.xml"),
+        ("odt", _odf("<office:presentation/>"), "content.xml has no text"),
+        ("odp", _odf("<office:text/>"), "content.xml has none"),
+    ],
+)
+def test_a_file_that_is_no_readable_opendocument_says_why(kind, content, message):
+    with pytest.raises(UnreadableFile, match=message):
+        parse(content, kind)
+
+
 PAGE = b"""<!doctype html><html><head><title>Site</title><style>p { color: red }</style>
 <script>var s = "<b>Script</b>";</script></head><body>
 <nav><a href="/">Home</a> <b>Menu</b></nav>
@@ -527,6 +654,8 @@ def test_a_web_page_of_a_markdown_file_yields_its_concepts(source, language):
         ),
         ("slides.pptx", "", "pptx"),
         ("book.EPUB", "", "epub"),
+        ("notes.odt", "", "odt"),
+        ("slides.odp", "", "odp"),
         ("upload", "application/epub+zip", "epub"),
         ("grades.xlsx", "text/html", None),
     ],
