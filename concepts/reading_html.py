@@ -112,6 +112,8 @@ class _MarkdownOfHtml(HTMLParser):
     # -- the parser's events -------------------------------------------------------------
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.in_style = self.in_style or tag == "style"
+        if self.skip_depth and self.skip_tag == "head" and tag == "body":
+            self.skip_depth = 0  # "</head>" may be left out: the body ends the head
         if self.skip_depth:
             self.skip_depth += tag == self.skip_tag and tag not in _VOID
             return
@@ -140,6 +142,7 @@ class _MarkdownOfHtml(HTMLParser):
         elif tag in ("td", "th") and self.cells is not None:
             self._end_cell()
         elif tag == "tr":
+            self._end_row()  # "</tr>" may be left out
             self._end_block()
             self.cells = []
         elif tag in ("dt", "dd"):
@@ -177,11 +180,9 @@ class _MarkdownOfHtml(HTMLParser):
             self._wrap(self.italic_starts.pop(), "*", nested=bool(self.italic_starts))
         elif tag in ("td", "th") and self.cells is not None:
             self._end_cell()
-        elif tag == "tr" and self.cells is not None:
-            self._end_cell()
-            cells, self.cells = self.cells, None
-            if any(cells):
-                self.blocks.append(("row", "| " + " | ".join(cells) + " |"))
+        elif tag in ("tr", "table"):
+            self._end_row()
+            self._end_block()
         elif tag == "dt":
             self.term, self.line, self.closed = self._text(), [], None
         elif tag == "dd":
@@ -250,6 +251,13 @@ class _MarkdownOfHtml(HTMLParser):
             return
         self.line[start:] = [lead, mark, inner.strip(), mark, trail]
         self.closed = (start + 3, mark)
+
+    def _end_row(self) -> None:
+        if self.cells is not None:
+            self._end_cell()
+            cells, self.cells = self.cells, None
+            if any(cells):
+                self.blocks.append(("row", "| " + " | ".join(cells) + " |"))
 
     def _end_cell(self) -> None:
         if self.cells is not None:

@@ -617,6 +617,19 @@ def test_bold_and_italic_set_by_a_spans_style_class_or_term_markup_count():
     ]
 
 
+def test_end_tags_html_lets_a_page_leave_out_are_implied():
+    """</head>, </tr>, </td>, </li> and </p> are optional in HTML: a page without them
+    reads whole (before, a missing </head> hid the body and a missing </tr> the rows)."""
+    page = (
+        b"<html><head><title>T</title><body><h2>Cells</h2><table><tr><td><b>ATP</b>"
+        b"<td>energy<tr><td>ADP<td>spent</table><p>After it <b>osmosis</b>.<ul><li>one"
+        b"<li>two</ul>"
+    )
+    assert parse(page, "html").pages == [
+        "## Cells\n\n| **ATP** | energy |\n| ADP | spent |\n\nAfter it **osmosis**.\n\n- one\n- two"
+    ]
+
+
 def test_a_web_page_in_its_declared_charset_reads_and_one_without_says_so():
     latin = '<meta charset="windows-1252"><p><b>Café</b> au lait</p>'.encode("cp1252")
     assert parse(latin, "html").pages == ["**Café** au lait"]
