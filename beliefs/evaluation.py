@@ -198,9 +198,9 @@ def _aliased(columns) -> dict[str, str]:
 def _records(path: Path):
     """(where, raw dict) of each record of a CSV (with a header) or JSONL file. Column
     names are read case-blind ("Student", " time") and a column of ours may come by an
-    alias (COLUMN_ALIASES: "user_id", "skill_name", "correct", "timestamp"); a CSV's separator is the one of
-    CSV_DELIMITERS that splits its header most (a tab-separated export reads too); a
-    byte order mark (as spreadsheets save UTF-8) is skipped."""
+    alias (COLUMN_ALIASES: "user_id", "skill_name", "correct", "timestamp"); a CSV's
+    separator is the one of CSV_DELIMITERS that splits its header most (a tab-separated
+    export reads too); a byte order mark (as spreadsheets save UTF-8) is skipped."""
     if not path.is_file():
         raise LogError(f"{path}: no such file")
     with path.open(encoding="utf-8-sig", newline="") as handle:

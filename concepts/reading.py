@@ -1,5 +1,5 @@
 """Turning an uploaded file into pages of text: plain text, Markdown, PDF (pypdf), a web
-page (HTML, `concepts.reading_html`), a Word document (.docx, `concepts.reading_docx`)
+page (HTML, `concepts.reading_html`), a Word document (.docx, `concepts.reading_docx`),
 slides (.pptx, `concepts.reading_pptx`, a page per slide), an e-book (.epub,
 `concepts.reading_epub`, a page per chapter file) or an OpenDocument text or
 presentation (.odt, .odp, `concepts.reading_odf`); those come out as Markdown (headings,
