@@ -1,5 +1,6 @@
-"""What the Word, slide and web-page readers share: opening an Office Open XML package
-safely, and writing runs and blocks as the Markdown the extractor reads."""
+"""What the readers of packaged files share (Word, PowerPoint, OpenDocument, EPUB: zips
+of XML), and the web-page reader too: opening a package and its parts safely, and
+writing runs and blocks as the Markdown the extractor reads."""
 
 from __future__ import annotations
 
