@@ -109,14 +109,34 @@ def file_kind(name: str, content_type: str = "") -> str | None:
 
 
 def _decode(content: bytes) -> str:
-    for encoding in ("utf-8-sig", "utf-16"):
+    """UTF-8, UTF-16 with its byte order mark, else the code page Windows saves text in
+    (`windows_text`). Before, UTF-16 was tried without a mark too, and a Spanish file
+    saved by Windows (cp1252) came out as Chinese characters."""
+    if content.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            text = content.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        if "\x00" not in text:
-            return text
-    raise UnreadableFile("the text is not UTF-8 (or UTF-16) encoded")
+            return content.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(f"the text is not in the UTF-16 its mark says: {exc}") from exc
+    if b"\x00" in content:
+        raise UnreadableFile("the file holds binary data, not text")
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return windows_text(content)
+
+
+# Windows' code pages for the product's languages: Western European (English, Spanish,
+# Portuguese, French) and Arabic.
+WESTERN, ARABIC = "cp1252", "cp1256"
+
+
+def windows_text(content: bytes) -> str:
+    """Text that is not UTF-8, as Windows saves it: in Arabic (cp1256) when most of its
+    letters are bytes above 127, as Arabic letters are there, else Western European
+    (cp1252: an accented letter in a hundred is Spanish, French or Portuguese)."""
+    high = sum(1 for byte in content if byte >= 0x80)
+    ascii_letters = sum(1 for byte in content if 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A)
+    return content.decode(ARABIC if high > ascii_letters else WESTERN, errors="replace")
 
 
 def parse(content: bytes, kind: str) -> ParsedFile:
@@ -194,13 +214,11 @@ def pdf_page_count(content: bytes) -> int:
 
 def page_count(content: bytes, kind: str) -> int:
     """A file's pages as an upload checks it (UnreadableFile if it cannot be read): a
-    PDF's from its page tree, a Word document's or web page's by reading it (quick, and
-    a broken one is refused at once); a text file is one page until it is read."""
+    PDF's from its page tree, any other file's by reading it (quick, and a broken or
+    binary one is refused at once, before anything is written)."""
     if kind == KIND_PDF:
         return pdf_page_count(content)
-    if kind in (*_PACKAGES, KIND_HTML):
-        return parse(content, kind).page_count
-    return 1
+    return parse(content, kind).page_count
 
 
 # A word the PDF's typesetting broke at a line end: "mem-\nbrane", "Osmo-\nsis".

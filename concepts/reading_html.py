@@ -51,7 +51,8 @@ def html_text(content: bytes, css: str = "") -> str:
 
 
 def _decoded(content: bytes) -> str:
-    """UTF-8 (or UTF-16 with its byte order mark), else the charset the page declares."""
+    """UTF-8 (or UTF-16 with its byte order mark), else the charset the page declares,
+    else the code page Windows saves pages in (`concepts.reading.windows_text`)."""
     if content.startswith((b"\xff\xfe", b"\xfe\xff")):
         return content.decode("utf-16")
     try:
@@ -59,7 +60,9 @@ def _decoded(content: bytes) -> str:
     except UnicodeDecodeError:
         declared = _CHARSET.search(content[:4096])
         if declared is None:
-            raise ValueError("the page is not UTF-8 and declares no charset") from None
+            from concepts.reading import windows_text
+
+            return windows_text(content)
         try:
             return content.decode(declared.group(1).decode("ascii"))
         except (LookupError, UnicodeDecodeError) as exc:

@@ -630,13 +630,42 @@ def test_end_tags_html_lets_a_page_leave_out_are_implied():
     ]
 
 
-def test_a_web_page_in_its_declared_charset_reads_and_one_without_says_so():
+def test_a_web_page_is_read_in_its_declared_charset_else_as_windows_saves_it():
     latin = '<meta charset="windows-1252"><p><b>Café</b> au lait</p>'.encode("cp1252")
     assert parse(latin, "html").pages == ["**Café** au lait"]
-    with pytest.raises(UnreadableFile, match="not UTF-8 and declares no charset"):
-        parse("<p>Café</p>".encode("cp1252"), "html")
+    assert parse("<p><b>Café</b> au lait</p>".encode("cp1252"), "html").pages == [
+        "**Café** au lait"
+    ]
+    with pytest.raises(UnreadableFile, match="not in its declared charset"):
+        parse(b'<meta charset="utf-8"><p>Caf\xe9</p>', "html")
     with pytest.raises(UnreadableFile, match="holds no text"):
         parse(b"<html><script>only code</script></html>", "html")
+
+
+@pytest.mark.parametrize(
+    ("source", "language", "code_page"),
+    [
+        ("cell-biology/capitulo-transporte.md", "es", "cp1252"),
+        ("cell-biology/cell-biology-notes.md", "en", "cp1252"),
+        ("arabic/cell-transport.md", "ar", "cp1256"),
+    ],
+)
+def test_a_text_file_windows_saved_in_its_code_page_yields_the_concepts_of_its_utf8(
+    source, language, code_page
+):
+    """Notepad and older Office save Spanish, French or Portuguese text in cp1252 and
+    Arabic in cp1256. Before, UTF-16 was tried without its mark and such a file came
+    out as Chinese characters (or was refused)."""
+    text = (DATA / source).read_text("utf-8")
+    (page,) = parse(text.encode(code_page), "markdown").pages
+    assert page == text
+    assert _names([page], language) == _names([text], language)
+
+
+def test_utf16_with_its_mark_reads_and_binary_data_is_no_text():
+    assert parse("**Ósmosis**: agua".encode("utf-16"), "text").pages == ["**Ósmosis**: agua"]
+    with pytest.raises(UnreadableFile, match="binary data, not text"):
+        parse(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text")
 
 
 @pytest.mark.parametrize(
