@@ -81,9 +81,9 @@ class Command(BaseCommand):
             "--file-dir",
             default="",
             metavar="DIR",
-            help="upload DIR/<section>.<ext> for each section, a file of any type the "
-            "product reads (PDF, Word, web page, ...) made by any program: LibreOffice's "
-            "PDFs, pandoc's .docx (docs/BENCHMARKS.md)",
+            help="upload DIR/<section>.<ext> for each section (with --one-file, DIR/<book>.<ext>), "
+            "a file of any type the product reads (PDF, Word, slides, e-book, web page, ...) "
+            "made by any program: LibreOffice's PDFs, pandoc's .docx (docs/BENCHMARKS.md)",
         )
         parser.add_argument(
             "--pdf-maker",
