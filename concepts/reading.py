@@ -108,10 +108,11 @@ def file_kind(name: str, content_type: str = "") -> str | None:
     return _CONTENT_TYPES.get((content_type or "").split(";")[0].strip().lower())
 
 
-def _decode(content: bytes) -> str:
-    """UTF-8, UTF-16 with its byte order mark, else the code page Windows saves text in
-    (`windows_text`). Before, UTF-16 was tried without a mark too, and a Spanish file
-    saved by Windows (cp1252) came out as Chinese characters."""
+def decode_text(content: bytes, declared: str = "") -> str:
+    """A text file's or web page's characters: UTF-8, UTF-16 with its byte order mark,
+    else the charset the file declares (a web page's <meta charset>), else the code page
+    Windows saves text in (`windows_text`). Before, UTF-16 was tried without a mark too,
+    and a Spanish file saved by Windows (cp1252) came out as Chinese characters."""
     if content.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return content.decode("utf-16")
@@ -122,7 +123,12 @@ def _decode(content: bytes) -> str:
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return windows_text(content)
+        if not declared:
+            return windows_text(content)
+    try:
+        return content.decode(declared)
+    except (LookupError, UnicodeDecodeError) as exc:
+        raise UnreadableFile(f"the page is not in its declared charset: {exc}") from None
 
 
 # Windows' code pages for the product's languages: Western European (English, Spanish,
@@ -148,8 +154,10 @@ def parse(content: bytes, kind: str) -> ParsedFile:
     if kind in _PACKAGES:
         return _checked(kind, _office_pages(content, kind))
     if kind == KIND_HTML:
-        return _checked(kind, [_html_text(content)])
-    return _checked(kind, _decode(content).split("\f"))
+        from concepts.reading_html import html_text
+
+        return _checked(kind, [html_text(content)])
+    return _checked(kind, decode_text(content).split("\f"))
 
 
 def _checked(kind: str, pages: list[str]) -> ParsedFile:
@@ -175,15 +183,6 @@ def _office_pages(content: bytes, kind: str) -> list[str]:
     try:
         return read(content)
     except OfficeFileError as exc:
-        raise UnreadableFile(str(exc)) from exc
-
-
-def _html_text(content: bytes) -> str:
-    from concepts.reading_html import html_text
-
-    try:
-        return html_text(content)
-    except ValueError as exc:
         raise UnreadableFile(str(exc)) from exc
 
 

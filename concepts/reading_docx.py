@@ -23,14 +23,20 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
-from concepts.reading_office import OfficeFileError, joined, marked, open_package, package_xml
+from concepts.reading_office import (
+    COMPLEX_SCRIPT,
+    OfficeFileError,
+    joined,
+    marked,
+    open_package,
+    package_xml,
+    run_mark,
+)
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _HEADING_NAME = re.compile(r"^heading\s*([1-9])$")
 _OFF = {"0", "false", "off", "none"}
-# Letters of the scripts Word sets as "complex script" (bold from <w:bCs/>).
-_COMPLEX = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
 def docx_pages(content: bytes) -> list[str]:
@@ -161,12 +167,11 @@ class _Reader:
             marks |= {k: v for k, v in self.styles.get(character_style, ({}, 0))[0].items() if v}
             marks |= _toggles(properties)
         text = "".join(t.text or "" for t in run.iter(f"{W}t"))
-        complex_script = _COMPLEX.search(text) is not None or (
+        complex_script = COMPLEX_SCRIPT.search(text) is not None or (
             properties is not None
             and bool(_is_on(properties.find(f"{W}rtl")) or _is_on(properties.find(f"{W}cs")))
         )
-        suffix = "Cs" if complex_script else ""
-        mark = "**" if marks.get("b" + suffix) else "*" if marks.get("i" + suffix) else ""
+        mark = run_mark(marks, complex_script=complex_script)
         for part in run:
             if part.tag == f"{W}t":
                 pieces.append((part.text or "", mark))

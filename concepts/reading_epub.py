@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 
+from concepts.reading import UnreadableFile
 from concepts.reading_html import html_text
 from concepts.reading_office import OfficeFileError, open_package, package_bytes, package_xml
 
@@ -54,6 +55,6 @@ def epub_pages(content: bytes) -> list[str]:
             if kind in _PAGES and href in archive.namelist():
                 try:
                     pages.append(html_text(package_bytes(archive, href), css))
-                except ValueError as exc:
+                except UnreadableFile as exc:
                     raise OfficeFileError(f"{href}: {exc}") from exc
     return pages or [""]

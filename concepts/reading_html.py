@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from concepts.reading import decode_text
 from concepts.reading_office import joined
 
 # Read as nothing, children and all.
@@ -41,32 +42,15 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"""
 
 
 def html_text(content: bytes, css: str = "") -> str:
-    """The page's text as Markdown; ValueError when its bytes are in no encoding it names.
-    `css`: style sheets the page links to (an EPUB's), read as if in its <style>."""
+    """The page's text as Markdown (UnreadableFile when its bytes are no text in the
+    charset it declares). `css`: style sheets the page links to (an EPUB's), read as if
+    in its <style>."""
+    declared = _CHARSET.search(content[:4096])
     parser = _MarkdownOfHtml()
     parser.css.append(css)
-    parser.feed(_decoded(content))
+    parser.feed(decode_text(content, declared.group(1).decode("ascii") if declared else ""))
     parser.close()
     return parser.markdown()
-
-
-def _decoded(content: bytes) -> str:
-    """UTF-8 (or UTF-16 with its byte order mark), else the charset the page declares,
-    else the code page Windows saves pages in (`concepts.reading.windows_text`)."""
-    if content.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return content.decode("utf-16")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        declared = _CHARSET.search(content[:4096])
-        if declared is None:
-            from concepts.reading import windows_text
-
-            return windows_text(content)
-        try:
-            return content.decode(declared.group(1).decode("ascii"))
-        except (LookupError, UnicodeDecodeError) as exc:
-            raise ValueError(f"the page is not in its declared charset: {exc}") from None
 
 
 def _style_mark(style: str) -> str:

@@ -17,10 +17,17 @@ and .odp rather than .docx and .pptx. Read from `content.xml` and the named styl
 
 from __future__ import annotations
 
-import re
 from xml.etree import ElementTree
 
-from concepts.reading_office import OfficeFileError, joined, marked, open_package, package_xml
+from concepts.reading_office import (
+    COMPLEX_SCRIPT,
+    OfficeFileError,
+    joined,
+    marked,
+    open_package,
+    package_xml,
+    run_mark,
+)
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
@@ -29,8 +36,6 @@ TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
 PRESENTATION = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
-# Letters of the scripts whose bold and italic are the "-complex" properties.
-_COMPLEX = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 _BOLD_WEIGHTS = {"bold", "600", "700", "800", "900"}
 # Not read: notes (footnotes), frames (pictures, their captions), deletions, index marks.
 _SKIPPED = {
@@ -157,9 +162,8 @@ class _Reader:
     @staticmethod
     def _text(text: str | None, marks: dict, pieces: list) -> None:
         if text:
-            suffix = "Cs" if _COMPLEX.search(text) else ""
-            mark = "**" if marks.get("b" + suffix) else "*" if marks.get("i" + suffix) else ""
-            pieces.append((text, mark))
+            complex_script = COMPLEX_SCRIPT.search(text) is not None
+            pieces.append((text, run_mark(marks, complex_script=complex_script)))
 
     def pages(self) -> list[str]:
         pages = [joined(blocks) for blocks in self.page_blocks]

@@ -66,6 +66,18 @@ def package_xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
         raise OfficeFileError(f"{name} cannot be parsed: {exc}") from exc
 
 
+# Letters of the scripts Office sets as "complex script" (Arabic, Hebrew): their bold and
+# italic are properties of their own (Word's <w:bCs/>, OpenDocument's "-complex").
+COMPLEX_SCRIPT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def run_mark(marks: dict[str, bool], *, complex_script: bool) -> str:
+    """A run's mark from the toggles set on it ("b", "bCs", "i", "iCs"): "**" bold, "*"
+    italic, "" neither; a complex-script run reads the "Cs" ones."""
+    suffix = "Cs" if complex_script else ""
+    return "**" if marks.get("b" + suffix) else "*" if marks.get("i" + suffix) else ""
+
+
 def marked(pieces: list[tuple[str, str]], *, emphasis: bool) -> str:
     """A paragraph's (text, mark) runs as text, bold runs as **…** and italic ones as *…*
     (mark "**" or "*"): runs of one kind joined, the spaces at a run's ends put outside

@@ -1,5 +1,6 @@
-"""Word documents and web pages are read as the Markdown the extractor reads: their
-headings, bold terms, lists and tables kept (concepts.reading_docx, concepts.reading_html)."""
+"""Word documents, slides, OpenDocument files, e-books and web pages are read as the
+Markdown the extractor reads: their headings, bold terms, lists and tables kept
+(concepts.reading_docx, _pptx, _odf, _epub, _html)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from concepts import reading_docx, reading_office
 from concepts.devset import html_of_markdown
 from concepts.extractors.offline import OfflineExtractor
-from concepts.reading import UnreadableFile, file_kind, parse
+from concepts.reading import ParsedFile, UnreadableFile, file_kind, parse
 
 DATA = Path(__file__).parent / "data"
 OFFICE = DATA / "office"
@@ -23,25 +24,32 @@ def _names(pages: list[str], language: str) -> list[str]:
     return [c.name for c in OfflineExtractor().extract(pages=pages, language=language).concepts]
 
 
+# The sections the fixtures in tests/data/office/ were made from: (stem, Markdown, language).
+SAMPLES = [
+    ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
+    ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
+]
+
+
+def _read_like_its_markdown(fixture: str, source: str, language: str) -> ParsedFile:
+    """The fixture read (its kind by its name), once checked to yield the concepts of
+    the Markdown it was made from."""
+    parsed = parse((OFFICE / fixture).read_bytes(), file_kind(fixture) or "")
+    markdown = (DATA / source).read_text("utf-8")
+    assert _names(parsed.pages, language) == _names([markdown], language)
+    return parsed
+
+
 @pytest.mark.parametrize("maker", ["pandoc", "libreoffice"])
-@pytest.mark.parametrize(
-    ("document", "source", "language"),
-    [
-        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
-        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
-    ],
-)
+@pytest.mark.parametrize(("document", "source", "language"), SAMPLES)
 def test_a_word_document_made_by_a_real_program_yields_the_concepts_of_its_markdown(
     maker, document, source, language
 ):
     """The .docx files were made from the Markdown by pandoc 2.17 and by LibreOffice 7
     (from the section's web page); LibreOffice marks Arabic bold as complex-script bold
     (<w:bCs/>), which a reader of <w:b/> alone does not see."""
-    markdown = (DATA / source).read_text("utf-8")
-    content = (OFFICE / f"{document}.{maker}.docx").read_bytes()
-    parsed = parse(content, file_kind(f"{document}.docx"))
+    parsed = _read_like_its_markdown(f"{document}.{maker}.docx", source, language)
     assert parsed.kind == "docx"
-    assert _names(parsed.pages, language) == _names([markdown], language)
     assert len(_names(parsed.pages, language)) >= 8
 
 
@@ -185,21 +193,13 @@ def test_a_word_document_too_big_unpacked_is_refused(monkeypatch):
         parse(_docx(_p(_r("word " * 50))), "docx")
 
 
-@pytest.mark.parametrize(
-    ("deck", "source", "language"),
-    [
-        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
-        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
-    ],
-)
+@pytest.mark.parametrize(("deck", "source", "language"), SAMPLES)
 def test_slides_made_by_a_real_program_yield_the_concepts_of_their_markdown_by_slide(
     deck, source, language
 ):
     """pandoc 2.17 made the decks from the Markdown, a slide per section."""
-    markdown = (DATA / source).read_text("utf-8")
-    parsed = parse((OFFICE / f"{deck}.pandoc.pptx").read_bytes(), file_kind(f"{deck}.pptx"))
+    parsed = _read_like_its_markdown(f"{deck}.pandoc.pptx", source, language)
     assert parsed.kind == "pptx" and parsed.page_count > 3
-    assert _names(parsed.pages, language) == _names([markdown], language)
     first = OfflineExtractor().extract(pages=parsed.pages, language=language).concepts[0]
     # Its page is the slide that marks it, not the first that names it.
     mark = f"**{first.name.casefold()}**"
@@ -336,21 +336,13 @@ def test_a_file_that_is_no_readable_deck_of_slides_says_why(content, message):
         parse(content, "pptx")
 
 
-@pytest.mark.parametrize(
-    ("book", "source", "language"),
-    [
-        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
-        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
-    ],
-)
+@pytest.mark.parametrize(("book", "source", "language"), SAMPLES)
 def test_an_e_book_made_by_a_real_program_yields_the_concepts_of_its_markdown(
     book, source, language
 ):
     """pandoc 2.17 made the EPUBs from the Markdown: a title page, then the chapter."""
-    markdown = (DATA / source).read_text("utf-8")
-    parsed = parse((OFFICE / f"{book}.pandoc.epub").read_bytes(), file_kind(f"{book}.epub"))
+    parsed = _read_like_its_markdown(f"{book}.pandoc.epub", source, language)
     assert parsed.kind == "epub" and parsed.page_count == 2
-    assert _names(parsed.pages, language) == _names([markdown], language)
 
 
 def _epub(chapters: dict[str, str], spine: list[str], extra: dict[str, str]) -> bytes:
@@ -433,24 +425,16 @@ def test_a_file_that_is_no_readable_e_book_says_why(content, message):
 
 
 @pytest.mark.parametrize("kind", ["odt", "odp"])
-@pytest.mark.parametrize(
-    ("document", "source", "language"),
-    [
-        ("cell-biology-notes", "cell-biology/cell-biology-notes.md", "en"),
-        ("cell-transport-ar", "arabic/cell-transport.md", "ar"),
-    ],
-)
+@pytest.mark.parametrize(("document", "source", "language"), SAMPLES)
 def test_opendocument_files_made_by_libreoffice_yield_the_concepts_of_their_markdown(
     kind, document, source, language
 ):
     """LibreOffice 7.4 saved the .odt from the section's web page and the .odp from
     pandoc's slides; it marks Arabic bold as complex-script bold."""
-    markdown = (DATA / source).read_text("utf-8")
-    parsed = parse((OFFICE / f"{document}.libreoffice.{kind}").read_bytes(), kind)
+    parsed = _read_like_its_markdown(f"{document}.libreoffice.{kind}", source, language)
     # The text is one page; the presentation has the slides of the deck it came from.
     slides = parse((OFFICE / f"{document}.pandoc.pptx").read_bytes(), "pptx").page_count
     assert parsed.page_count == (1 if kind == "odt" else slides)
-    assert _names(parsed.pages, language) == _names([markdown], language)
 
 
 ODF = {
