@@ -909,6 +909,53 @@ def test_a_worked_examples_own_things_are_no_concepts_and_the_section_resumes_af
     }  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("problem", "solution", "try_it"),
+    [("Problem", "Solution", "Try It"), ("Problema", "Solución", "Inténtelo")],
+)
+def test_a_worked_example_ends_where_the_sections_own_text_marks_a_term_again(
+    problem, solution, try_it
+):
+    # No label closes a solution or a "Try It": the next paragraph that marks a term is the
+    # section again; the example's first paragraph after its label stays the example's.
+    extraction = _extract(
+        "# Spread\n\nThe **standard deviation** measures spread.\n\n"
+        f"**{problem}**\n\nFind the **mean** of 1, 2 and 3.\n\n"
+        f"**{solution}**\n\nThe **median** is 2 here.\n\n"
+        "Press STAT and enter the data into L1.\n\n"
+        "**Step 1:** add the numbers.\n\n"
+        "| **Value** | **Count** |\n\n"
+        "The **null hypothesis** is a statement of no difference.\n\n"
+        f"**{try_it}**\n\nFind the **range** of 1, 2 and 3.\n\n"
+        "The **range** is the largest value minus the smallest.\n\n"
+        "A **Type I error** rejects a true null hypothesis.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert {"Standard deviation", "Null hypothesis", "Range", "Type I error"} <= names
+    assert not names & {"Mean", "Median", "Value", "Count", "Step 1"}
+    # The range's definition is the section's sentence, not the exercise's question.
+    by_name = {c.name: c for c in extraction.concepts}
+    assert by_name["Range"].definition.startswith("The range is the largest value")
+
+
+def test_a_letter_set_as_maths_or_in_italics_is_part_of_a_bold_terms_name():
+    names = _names(
+        "The **$z$-score** of a value counts standard deviations from the mean. A "
+        "***t*-test** compares two means. The **$p$-value** is a probability.\n\n"
+        "La **entalpía estándar de formación $Δ H_f^°$** es un cambio de entalpía. Los "
+        "***orbitales híbridos* sp** son lineales. The **population variance** "
+        "( $σ^2$ ) is a mean of squares.\n\n"
+        "In ***Obergefell v. Hodges*** the court ruled. ***The **test statistic** is:*** "
+        "a number.\n"
+    )
+    assert {
+        "Z-score", "T-test", "P-value", "Entalpía estándar de formación",
+        "Orbitales híbridos sp", "Population variance", "Test statistic",
+    } <= names  # fmt: skip
+    # A symbol alone is no name, and an italic around a whole bold span opens no term.
+    assert not {n for n in names if "$" in n or "*" in n or n.startswith("The ")}
+
+
 def test_an_acronym_in_passing_is_no_concept_but_a_defined_or_expanded_one_is():
     extraction = _extract(
         "Members of the **NRA** and of **AARP** lobby; an **interest group** lobbies.\n\n"

@@ -96,6 +96,13 @@ _BOLD = re.compile(
     r"\*\*(?=[^\s*])((?:[^*]|\*(?!\*)[^*\s][^*]*?\*(?:(?!\*)|(?=\*\*(?!\*))))+?)(?<!\s)\*\*"
     r"|(?<![_\w])__(?=[^\s_])([^_]+?)(?<!\s)__(?![_\w])"
 )
+# Bold that opens with italics ("***z*-score**", "***orbitales híbridos* sp**"), which
+# _BOLD's innermost match does not see; an italic around the whole bold is no such span.
+_BOLD_FROM_ITALIC = re.compile(r"(?<!\*)\*\*\*(?=[^\s*])([^*]+?)\*(?!\*)([^*]*?)(?<!\s)\*\*(?!\*)")
+# A letter set as maths and joined to a word names a term ("**$z$-score**", "$p$-value").
+_MATH_LETTER = re.compile(r"\$\s*([^\W\d_]{1,2})\s*\$(?=-\w)|(?<=\w-)\$\s*([^\W\d_]{1,2})\s*\$")
+# A symbol after a term's name: "entalpía estándar de formación $Δ H_f^°$".
+_TRAILING_MATH = re.compile(r"\s*\$[^$]*\$\s*$")
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
 _GLOSSARY = re.compile(r"^(?P<term>[^:：.!?|]{2,80}?)\s*[:：]\s+(?P<text>\S.+)$")
 # "Term - text", "Term — text", and "Term—This is …" (a dash, not a hyphen, may touch).
@@ -114,6 +121,7 @@ _NAME_TRIM = " :;,.-–—\"'“”‘’"
 
 
 def _plain(text: str) -> str:
+    text = _MATH_LETTER.sub(lambda m: m.group(1) or m.group(2), text)
     return re.sub(r"\s+", " ", _MD_MARKUP.sub("", _BLANKS.sub(" ", text))).strip()
 
 
@@ -318,8 +326,10 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
     # example's sentences are about its own things (zinc, aspirin), not the course's
     # terms. It runs from its label (and the title right under it) to the next heading,
     # to a label of another kind after some of its text ("**Figure**", "**Note …**": the
-    # section again), or through the one paragraph after its answer label ("**Answer:**").
-    example, example_text = _NOT_IN_EXAMPLE, False
+    # section again), through the one paragraph after its answer label ("**Answer:**"),
+    # or to a later paragraph that marks a term: the section's own text again, after a
+    # solution or a "Try It" the file does not close with any label.
+    example, example_text, later_paragraph = _NOT_IN_EXAMPLE, False, False
     for line in lines:
         if line.heading_level:
             flush()
@@ -331,11 +341,14 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
             flush()
             opened = _example_state(line.text)
             if not (opened == _NOT_IN_EXAMPLE and example == _IN_EXAMPLE and not example_text):
-                example, example_text = opened, False
+                example, example_text, later_paragraph = opened, False, False
             continue
         if example == _ANSWER_READ and not line.text:
             example = _NOT_IN_EXAMPLE
+        if example != _NOT_IN_EXAMPLE and later_paragraph and _marks_a_term(line.text):
+            example = _NOT_IN_EXAMPLE
         if example != _NOT_IN_EXAMPLE:
+            later_paragraph = later_paragraph or (example_text and not line.text)
             example_text = example_text or bool(line.text)
             if line.text and example == _ANSWER_NEXT:
                 example = _ANSWER_READ
@@ -355,6 +368,14 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
 
 
 _NOT_IN_EXAMPLE, _IN_EXAMPLE, _ANSWER_NEXT, _ANSWER_READ = range(4)
+
+
+def _marks_a_term(text: str) -> bool:
+    """A line of running text with a bold span that could name a concept (not a table
+    row, not "**Step 1:**")."""
+    if text.startswith("|"):
+        return False
+    return any(name_check(_plain(term)).ok for term, _, _ in _bold_terms(text))
 
 
 def _example_state(label: str) -> int:
@@ -548,7 +569,15 @@ def _joining() -> frozenset[str]:
 def _bold_terms(text: str) -> list[tuple[str, int, int]]:
     """(term as written, start, end) of every innermost bold span of a text."""
     text = _BLANKS.sub(lambda m: " " * len(m.group(0)), text)
-    return [(m.group(1) or m.group(2), m.start(), m.end()) for m in _BOLD.finditer(text)]
+    spans = [(m.group(1) or m.group(2), m.start(), m.end()) for m in _BOLD.finditer(text)]
+    if "***" in text:
+        spans += [
+            (f"*{m.group(1)}*{m.group(2)}", m.start(), m.end())
+            for m in _BOLD_FROM_ITALIC.finditer(text)
+            if not any(start < m.end() and m.start() < end for _, start, end in spans)
+        ]
+        spans.sort(key=lambda span: span[1])
+    return spans
 
 
 def _is_marked(lines: list[_Line]) -> bool:
@@ -670,7 +699,7 @@ class OfflineExtractor:
         def offer(
             name: str, strength: int, definition: str, page: int, block_text: str, alias: str = ""
         ) -> None:
-            name = _plain(name)
+            name = _plain(_TRAILING_MATH.sub("", name))
             # "interquartile range (IQR)": one concept, the abbreviation another name of it;
             # "ATP (adenosine triphosphate)" likewise. Any other parenthesis is dropped.
             for inner in _PARENTHESIS.findall(name):
