@@ -868,6 +868,26 @@ def test_a_doctrine_named_after_its_founder_is_a_concept_and_the_founder_is_not(
     assert doctrine in names and founder not in names
 
 
+@pytest.mark.parametrize(
+    ("law", "organisation"),
+    [
+        ("Central Limit Theorem", "Sierra Club"),
+        ("Hund's Rule", "Royal Society"),
+        ("Ley de Charles", "Real Academia"),
+        ("Lei de Boyle", "Casa Branca"),
+        ("Loi de Coulomb", "Académie Française"),
+    ],
+)
+def test_a_capitalised_law_or_rule_is_a_concept_and_an_organisation_is_not(law, organisation):
+    # Neither is ever written in lower case: the law's kind word tells them apart.
+    extraction = _extract(
+        f"The **{law}** states how the quantities behave; the **{organisation}** "
+        "published it. A **variable** changes. A **sample** is part of a population.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert law in names and organisation not in names
+
+
 def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
     # Plain headings are for PDF text; a Markdown file writes its headings with "#".
     notes = (

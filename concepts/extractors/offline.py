@@ -600,10 +600,13 @@ def _is_proper_name(name: str, text: str) -> bool:
     """ "Aristotle", "Sierra Club", "15th Amendment": every word capitalised, and never
     written in lower case in the file (`text`). An acronym ("ATP") and an eponym with a
     lower-case word ("Golgi apparatus", "Schwann cell") are terms; so is "Reality" when
-    it only opens a sentence and the file writes "reality" elsewhere."""
+    it only opens a sentence and the file writes "reality" elsewhere; so is a name with
+    a word of `idea_kind_words` ("Hund's Rule", "Equal Protection Clause")."""
     function_words = _words_of("function_words")
     if concept_key(name).endswith(_doctrine_suffixes()):
         return False  # a doctrine ("Marxism", "Maoísmo"), capitalised for its founder
+    if not _words_of("idea_kind_words").isdisjoint(tokens(name)):
+        return False  # a law or idea ("Central Limit Theorem", "Duverger's Law")
     words = [w for w in name.split() if w.casefold() not in function_words]
     letters = [c for c in name if c.isalpha()]
     if not letters or all(c.isupper() for c in letters):

@@ -262,6 +262,29 @@ DATA = {
         "جرّب",
         "تلميح",
     ],
+    # A word that makes a name a law, rule or idea. Arabic writes no capitals, so no
+    # name is dropped as a proper name for its case; kept for the other languages' sake.
+    "idea_kind_words": [
+        "نظرية",
+        "قانون",
+        "مبدأ",
+        "قاعدة",
+        "تأثير",
+        "معادلة",
+        "فرضية",
+        "مفارقة",
+        "ثابت",
+        "دورة",
+        "توزيع",
+        "نموذج",
+        "طريقة",
+        "مقياس",
+        "عدد",
+        "متسلسلة",
+        "مسلمة",
+        "بديهية",
+        "صيغة",
+    ],
     # The ending of a doctrine's name: none in Arabic, where no suffix marks one.
     "doctrine_suffixes": [],
     # The example label whose one paragraph closes the example: text after it is the

@@ -353,6 +353,33 @@ DATA = {
         "try it",
         "hint",
     ],
+    # A word that makes a capitalised name a law, rule or idea of the subject, not a
+    # person, place or organisation ("Central Limit Theorem", "Duverger's Law",
+    # "Equal Protection Clause"): never dropped as a proper name.
+    "idea_kind_words": [
+        "theorem",
+        "law",
+        "principle",
+        "rule",
+        "effect",
+        "equation",
+        "theory",
+        "hypothesis",
+        "paradox",
+        "clause",
+        "compromise",
+        "constant",
+        "cycle",
+        "distribution",
+        "model",
+        "method",
+        "scale",
+        "number",
+        "series",
+        "postulate",
+        "axiom",
+        "formula",
+    ],
     # The ending of a doctrine's name ("Marxism"): capitalised after its founder, still a
     # concept, never a proper name.
     "doctrine_suffixes": [

@@ -315,6 +315,32 @@ DATA = {
         "inténtelo",
         "pista",
     ],
+    # A word that makes a capitalised name a law, rule or idea ("Teorema del Límite
+    # Central", "Ley de Boyle"): never dropped as a proper name.
+    "idea_kind_words": [
+        "teorema",
+        "ley",
+        "principio",
+        "regla",
+        "efecto",
+        "ecuación",
+        "teoría",
+        "hipótesis",
+        "paradoja",
+        "cláusula",
+        "compromiso",
+        "constante",
+        "ciclo",
+        "distribución",
+        "modelo",
+        "método",
+        "escala",
+        "número",
+        "serie",
+        "postulado",
+        "axioma",
+        "fórmula",
+    ],
     # The ending of a doctrine's name: a concept, never a proper name.
     "doctrine_suffixes": [
         "ismo",

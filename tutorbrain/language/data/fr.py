@@ -291,6 +291,32 @@ DATA = {
         "essayez",
         "indice",
     ],
+    # A word that makes a capitalised name a law, rule or idea ("Théorème Central
+    # Limite", "Loi de Boyle"): never dropped as a proper name.
+    "idea_kind_words": [
+        "théorème",
+        "loi",
+        "principe",
+        "règle",
+        "effet",
+        "équation",
+        "théorie",
+        "hypothèse",
+        "paradoxe",
+        "clause",
+        "compromis",
+        "constante",
+        "cycle",
+        "distribution",
+        "modèle",
+        "méthode",
+        "échelle",
+        "nombre",
+        "série",
+        "postulat",
+        "axiome",
+        "formule",
+    ],
     # The ending of a doctrine's name: a concept, never a proper name.
     "doctrine_suffixes": [
         "isme",

@@ -297,6 +297,32 @@ DATA = {
         "tente",
         "dica",
     ],
+    # A word that makes a capitalised name a law, rule or idea ("Teorema do Limite
+    # Central", "Lei de Boyle"): never dropped as a proper name.
+    "idea_kind_words": [
+        "teorema",
+        "lei",
+        "princípio",
+        "regra",
+        "efeito",
+        "equação",
+        "teoria",
+        "hipótese",
+        "paradoxo",
+        "cláusula",
+        "compromisso",
+        "constante",
+        "ciclo",
+        "distribuição",
+        "modelo",
+        "método",
+        "escala",
+        "número",
+        "série",
+        "postulado",
+        "axioma",
+        "fórmula",
+    ],
     # The ending of a doctrine's name: a concept, never a proper name.
     "doctrine_suffixes": [
         "ismo",
