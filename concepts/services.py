@@ -47,6 +47,7 @@ from concepts.naming import (
     concept_key,
     display_name,
     find_keys_in,
+    same_but_number,
     text_language,
     vector_text,
 )
@@ -115,15 +116,23 @@ def _resolve_assumptions(subject: Subject) -> list[Concept]:
     if not assuming:
         return []
     wanted = sorted({concept_key(n) for c in assuming for n in c.assumes} - {""})
+    # A concept named in the singular carries an assumed plural ("átomos" -> "Átomo").
+    variants = {key: lookup.key_variants(key) for key in wanted}
     by_key: dict[str, Concept] = {}
     for concept in (
-        Concept.objects.filter(pk__in=_ids_by_keys(subject, wanted))
+        Concept.objects.filter(pk__in=_ids_by_keys(subject, set().union(*variants.values())))
         .only("pk", "key", "aliases")
         .order_by("pk")
     ):
         by_key.setdefault(concept.key, concept)
         for alias in concept.aliases:
             by_key.setdefault(alias, concept)
+    for key in wanted:
+        if key not in by_key:
+            same = [by_key[v] for v in sorted(variants[key]) if v in by_key]
+            same = [c for c in same if any(same_but_number(key, k) for k in [c.key, *c.aliases])]
+            if same:
+                by_key[key] = min(same, key=lambda c: c.pk)
     holders: dict[str, list[tuple[Concept, str]]] = defaultdict(list)
     for concept in assuming:
         for name in concept.assumes:

@@ -888,6 +888,18 @@ def test_a_capitalised_law_or_rule_is_a_concept_and_an_organisation_is_not(law, 
     assert law in names and organisation not in names
 
 
+def test_an_italic_plural_of_the_files_own_term_is_no_assumption():
+    by_name = {
+        c.name: c
+        for c in _extract(
+            "An **atom** is the smallest unit of an element; *atoms* combine.\n\nA "
+            "**molecule** is made of *atoms* bound by *covalent bonds*.\n"
+        ).concepts
+    }
+    assert by_name["Molecule"].assumes == ["covalent bonds"]
+    assert by_name["Atom"].assumes == []
+
+
 def test_a_short_line_of_a_markdown_paragraph_is_no_plain_heading():
     # Plain headings are for PDF text; a Markdown file writes its headings with "#".
     notes = (

@@ -134,6 +134,20 @@ def test_two_concepts_assuming_x_make_x_a_node_both_build_on(subject):
     assert Concept.objects.get(subject=subject, key="osmosis").assumes == []
 
 
+def test_an_assumed_plural_of_a_concept_is_that_concept_not_a_new_node(subject):
+    atom = _concept(subject, "Átomo", assumes=["átomos"])
+    molecule = _concept(subject, "Molécula", assumes=["átomos"])
+    ion = _concept(subject, "Ion", assumes=["Átomos"])
+    map_recompute(subject=subject)
+    assert not Concept.objects.filter(subject=subject, key="atomos").exists()
+    assert set(atom.supports.values_list("concept__name", flat=True)) == {"Molécula", "Ion"}
+    # The concept "assuming" its own plural builds on nothing for it.
+    assert not atom.builds_on.exists()
+    for concept in (atom, molecule, ion):
+        concept.refresh_from_db()
+        assert concept.assumes == []
+
+
 def test_confirming_by_check_lifts_readiness_to_the_confirmed_band(subject):
     concept = _concept(subject, "Osmosis")
     map_recompute(subject=subject)

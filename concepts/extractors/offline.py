@@ -823,7 +823,13 @@ class OfflineExtractor:
             assumes = []
             for term in candidate.italic_terms:
                 term_key = concept_key(term)
-                if term_key and term_key not in names and _could_be_assumed(term):
+                # "*átomos*" in the file that defines "átomo" is that concept, not an
+                # assumed one.
+                if (
+                    term_key
+                    and not any(same_but_number(term_key, k) for k in names)
+                    and _could_be_assumed(term)
+                ):
                     assumes.append(term)
             concepts.append(
                 ExtractedConcept(
