@@ -10,8 +10,8 @@ formula, markup and table fragments ("$σ^2 =//", "| Life Expectancy", "N ="); a
 number or bullet ("1. Osmosis", "- cell"); instructions ("Calculate the mass"); clauses
 ("rules that govern"). The word lists are language data
 (`tutorbrain/language/data/<code>.py`: section_furniture, block_labels, function_words,
-imperative_verbs, clause_words, numbered_heading_words, ordinal_words, question_words,
-definition_copulas).
+emphasis_words, imperative_verbs, clause_words, numbered_heading_words, ordinal_words,
+question_words, definition_copulas).
 """
 
 from __future__ import annotations
@@ -180,6 +180,10 @@ def _fragment_check(raw: str, words: list[str]) -> Verdict:
     function_words = _words("function_words")
     if all(w in function_words or w.isdigit() for w in words):
         return Verdict(False, "only function words")
+    # "**always**", "**True**", "sin embargo": bold for emphasis, no name ("embargo" is).
+    emphasis = _phrases("emphasis_words")
+    if joined in emphasis or all(w in function_words or w in emphasis for w in words):
+        return Verdict(False, "only emphasis or function words")
     if len(words) > 1 and all(len(w) == 1 for w in words):
         return Verdict(False, "an abbreviation of the writing (e.g., i.e.), not a name")
     content = words[1:] if len(words) > 1 and words[0] in _words("leading_articles") else words

@@ -731,6 +731,9 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         # Instructions and clauses.
         "Calculate the mass", "Determine el volumen", "Arrow down to Xlist",
         "rules that govern voting",
+        # Bold for emphasis only, and a note's warning label, five languages.
+        "always", "not always", "True", "must", "sin embargo", "Siempre", "Sempre",
+        "Toujours", "دائما", "Caution", "Warning", "Recuerde", "Lembre-se", "Rappel", "تنبيه",
     ],
 )  # fmt: skip
 def test_non_concepts_are_refused_in_five_languages(name):
@@ -748,6 +751,8 @@ def test_non_concepts_are_refused_in_five_languages(name):
         # A label word inside a longer name, or a name that starts like one.
         "Root tip", "Step function", "Consejo de Seguridad", "Exon", "Definite integral",
         "Seed", "Verano", "Important concept", "Sunday school", "Mars", "Ojo de buey",
+        # An emphasis or warning word inside a longer name, or a word a phrase holds.
+        "True ribs", "False ribs", "Free will", "Warning coloration", "Embargo",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):

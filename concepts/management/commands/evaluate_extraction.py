@@ -36,6 +36,7 @@ DEFAULT_GOLD = Path(settings.BASE_DIR) / "tests" / "data" / "cell-biology" / "go
 # Validator verdicts that mean "furniture or function words", counted in the map.
 FURNITURE_REASONS = (
     "only function words",
+    "only emphasis or function words",
     "exercise or layout furniture",
     "section furniture",
     "a heading that opens with section furniture",

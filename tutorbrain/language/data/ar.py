@@ -262,6 +262,27 @@ DATA = {
         "جرّب",
         "تلميح",
     ],
+    # كلمات بخط عريض للتوكيد فقط ("**دائما** موجب"): الاسم المكوّن منها وحدها (ومن
+    # أدوات) ليس مفهوما.
+    "emphasis_words": [
+        "دائما",
+        "أبدا",
+        "يجب",
+        "لا",
+        "نعم",
+        "فقط",
+        "أيضا",
+        "جدا",
+        "تماما",
+        "صحيح",
+        "أحيانا",
+        "غالبا",
+        "تقريبا",
+        "بالضبط",
+        "يمكن",
+        "لكن",
+        "حقا",
+    ],
     # A word that makes a name a law, rule or idea. Arabic writes no capitals, so no
     # name is dropped as a proper name for its case; kept for the other languages' sake.
     "idea_kind_words": [
@@ -454,6 +475,11 @@ DATA = {
         "الوحدة",
         "وحدة",
         "القسم",
+        "تنبيه",
+        "تحذير",
+        "تذكر",
+        "هل تعلم",
+        "دورك",
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [

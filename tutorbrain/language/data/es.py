@@ -315,6 +315,39 @@ DATA = {
         "inténtelo",
         "pista",
     ],
+    # Palabras en negrita solo para enfatizar ("es **siempre** positiva"): un nombre
+    # hecho solo de ellas (y palabras funcionales) no es un concepto.
+    "emphasis_words": [
+        "siempre",
+        "nunca",
+        "debe",
+        "deben",
+        "no",
+        "sí",
+        "solo",
+        "sólo",
+        "también",
+        "muy",
+        "exactamente",
+        "verdadero",
+        "falso",
+        "a veces",
+        "casi",
+        "aproximadamente",
+        "totalmente",
+        "completamente",
+        "necesariamente",
+        "puede",
+        "pueden",
+        "podría",
+        "debería",
+        "sin embargo",
+        "por lo tanto",
+        "además",
+        "incluso",
+        "realmente",
+        "especialmente",
+    ],
     # A word that makes a capitalised name a law, rule or idea ("Teorema del Límite
     # Central", "Ley de Boyle"): never dropped as a proper name.
     "idea_kind_words": [
@@ -668,6 +701,13 @@ DATA = {
         "unidades",
         "sección",
         "secciones",
+        "cuidado",
+        "advertencia",
+        "recuerde",
+        "recuerda",
+        "sabías que",
+        "piénsalo",
+        "tu turno",
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [

@@ -291,6 +291,41 @@ DATA = {
         "essayez",
         "indice",
     ],
+    # Mots en gras pour la seule emphase (« est **toujours** positive ») : un nom fait
+    # seulement d'eux (et de mots outils) n'est pas un concept.
+    "emphasis_words": [
+        "toujours",
+        "jamais",
+        "doit",
+        "doivent",
+        "ne",
+        "pas",
+        "non",
+        "oui",
+        "seulement",
+        "uniquement",
+        "aussi",
+        "très",
+        "exactement",
+        "vrai",
+        "faux",
+        "parfois",
+        "souvent",
+        "presque",
+        "environ",
+        "totalement",
+        "complètement",
+        "nécessairement",
+        "peut",
+        "peuvent",
+        "pourrait",
+        "devrait",
+        "cependant",
+        "donc",
+        "même",
+        "vraiment",
+        "surtout",
+    ],
     # A word that makes a capitalised name a law, rule or idea ("Théorème Central
     # Limite", "Loi de Boyle"): never dropped as a proper name.
     "idea_kind_words": [
@@ -654,6 +689,10 @@ DATA = {
         "unités",
         "section",
         "sections",
+        "avertissement",
+        "rappel",
+        "le saviez-vous",
+        "à vous de jouer",
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [

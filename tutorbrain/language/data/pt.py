@@ -297,6 +297,40 @@ DATA = {
         "tente",
         "dica",
     ],
+    # Palavras em negrito só para dar ênfase ("é **sempre** positiva"): um nome feito só
+    # delas (e de palavras funcionais) não é um conceito.
+    "emphasis_words": [
+        "sempre",
+        "nunca",
+        "deve",
+        "devem",
+        "não",
+        "sim",
+        "só",
+        "somente",
+        "apenas",
+        "também",
+        "muito",
+        "exatamente",
+        "verdadeiro",
+        "falso",
+        "às vezes",
+        "quase",
+        "aproximadamente",
+        "totalmente",
+        "completamente",
+        "necessariamente",
+        "pode",
+        "podem",
+        "poderia",
+        "deveria",
+        "porém",
+        "portanto",
+        "além disso",
+        "mesmo",
+        "realmente",
+        "especialmente",
+    ],
     # A word that makes a capitalised name a law, rule or idea ("Teorema do Limite
     # Central", "Lei de Boyle"): never dropped as a proper name.
     "idea_kind_words": [
@@ -656,6 +690,12 @@ DATA = {
         "unidades",
         "seção",
         "seções",
+        "cuidado",
+        "aviso",
+        "lembre-se",
+        "lembrete",
+        "você sabia",
+        "sua vez",
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
