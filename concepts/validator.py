@@ -180,6 +180,12 @@ def _fragment_check(raw: str, words: list[str]) -> Verdict:
     function_words = _words("function_words")
     if all(w in function_words or w.isdigit() for w in words):
         return Verdict(False, "only function words")
+    # "AND event", "OR gate", "NOT gate": a function word in capitals beside a word in
+    # lower case is a logical operator, which a name may open with.
+    if any(c.islower() for c in raw):
+        function_words = function_words - {
+            w.casefold() for w in raw.split() if len(w) > 1 and w.isupper()
+        }
     # "**always**", "**True**", "sin embargo": bold for emphasis, no name ("embargo" is).
     emphasis = _phrases("emphasis_words")
     if joined in emphasis or all(w in function_words or w in emphasis for w in words):

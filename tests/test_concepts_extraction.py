@@ -734,6 +734,8 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         # Bold for emphasis only, and a note's warning label, five languages.
         "always", "not always", "True", "must", "sin embargo", "Siempre", "Sempre",
         "Toujours", "دائما", "Caution", "Warning", "Recuerde", "Lembre-se", "Rappel", "تنبيه",
+        # ... and capitals make no operator of a name that is nothing else.
+        "The AND", "AND OR", "OF THE",
     ],
 )  # fmt: skip
 def test_non_concepts_are_refused_in_five_languages(name):
@@ -753,6 +755,8 @@ def test_non_concepts_are_refused_in_five_languages(name):
         "Seed", "Verano", "Important concept", "Sunday school", "Mars", "Ojo de buey",
         # An emphasis or warning word inside a longer name, or a word a phrase holds.
         "True ribs", "False ribs", "Free will", "Warning coloration", "Embargo",
+        # A function word in capitals beside a word in lower case is a logical operator.
+        "AND event", "The OR event", "NOT gate",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):
