@@ -101,6 +101,8 @@ _BOLD = re.compile(
 _BOLD_FROM_ITALIC = re.compile(r"(?<!\*)\*\*\*(?=[^\s*])([^*]+?)\*(?!\*)([^*]*?)(?<!\s)\*\*(?!\*)")
 # A letter set as maths and joined to a word names a term ("**$z$-score**", "$p$-value").
 _MATH_LETTER = re.compile(r"\$\s*([^\W\d_]{1,2})\s*\$(?=-\w)|(?<=\w-)\$\s*([^\W\d_]{1,2})\s*\$")
+# ... or opening it: "**$t$ distribution**", "**$F$ ratio**".
+_LEADING_MATH_LETTER = re.compile(r"^\s*\$\s*([^\W\d_]{1,2})\s*\$\s+(?=\w)")
 # A symbol after a term's name: "entalpía estándar de formación $Δ H_f^°$".
 _TRAILING_MATH = re.compile(r"\s*\$[^$]*\$\s*$")
 _ITALIC = re.compile(r"(?<![*\w])\*(?!\*)(.+?)(?<!\*)\*(?![*\w])|(?<![_\w])_(?!_)(.+?)_(?![_\w])")
@@ -702,7 +704,7 @@ class OfflineExtractor:
         def offer(
             name: str, strength: int, definition: str, page: int, block_text: str, alias: str = ""
         ) -> None:
-            name = _plain(_TRAILING_MATH.sub("", name))
+            name = _plain(_TRAILING_MATH.sub("", _LEADING_MATH_LETTER.sub(r"\1 ", name)))
             # "interquartile range (IQR)": one concept, the abbreviation another name of it;
             # "ATP (adenosine triphosphate)" likewise. Any other parenthesis is dropped.
             for inner in _PARENTHESIS.findall(name):
