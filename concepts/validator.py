@@ -80,14 +80,39 @@ def _words(key: str) -> frozenset[str]:
 @cache
 def _weekdays() -> frozenset[str]:
     """The days of the week in every student language (CLDR, shipped with babel): a
-    note's "**viernes**" or "**Lundi**" is a deadline, never a concept. (Months are not
-    refused: "Mars" and "May" are names in other languages.)"""
+    note's "**viernes**" or "**Lundi**" is a deadline, never a concept. (A month alone is
+    not refused as a month: "Mars" is a name in other languages; a month with a number
+    is a date, `_is_date`.)"""
     from babel.dates import get_day_names
 
     return frozenset(
         " ".join(tokens(day))
         for code in language.languages()
         for day in get_day_names("wide", locale=code).values()
+    )
+
+
+@cache
+def _months() -> frozenset[str]:
+    """The months in every student language (CLDR, wide and abbreviated forms)."""
+    from babel.dates import get_month_names
+
+    return frozenset(
+        " ".join(tokens(month))
+        for code in language.languages()
+        for width in ("wide", "abbreviated")
+        for month in get_month_names(width, locale=code).values()
+    )
+
+
+def _is_date(words: list[str]) -> bool:
+    """ "January 6", "6 de enero", "March 2020", "٦ يناير": a month with a day or a year
+    (a month alone may be a name: "Mars", "May")."""
+    months = _months()
+    return (
+        any(w in months for w in words)
+        and any(w.isdigit() for w in words)
+        and all(w in months or w.isdigit() or w in _words("function_words") for w in words)
     )
 
 
@@ -114,6 +139,8 @@ def name_check(name: str) -> Verdict:
         return Verdict(False, "section furniture")
     if joined in _weekdays():
         return Verdict(False, "a day of the week, not a concept")
+    if _is_date(words):
+        return Verdict(False, "a date, not a concept")
     if all(_is_number_word(w) for w in words):
         return Verdict(False, "a number, not a name")
     # "Chapter 3", "Capítulo 2: La célula", "الفصل الثالث", "Unit IV - Cells".
