@@ -97,6 +97,25 @@ def test_the_offline_extractor_reads_definitions_glossary_lines_and_emphasis():
     assert "Introduction" in extraction.rejected and "Exercises" in extraction.rejected
 
 
+@pytest.mark.parametrize(("figure", "table"), [("Figure", "Table"), ("Figura", "Tabla")])
+def test_one_bold_term_marks_a_section_laid_out_as_a_book(figure, table):
+    # With a book's figure and table labels, bold is the book's mark for a term: the
+    # section's only bold term is its candidate, and "X is a ..." sentences are not.
+    section = (
+        "# Nutrition and Bone Tissue\n\n"
+        "Sunlight is a source of vitamin D. Green leafy vegetables are a good source of "
+        "vitamin K. **Osteoporosis** is a disease of weakened bones.\n\n"
+        f"**{figure} Synthesis of Vitamin D**\n\n"
+        "Calcium is a critical component of bone.\n\n"
+        f"**{table}**\n\n| Nutrient | Role |\n"
+    )
+    assert _names(section) == {"Osteoporosis"}
+    # The same text as a student's notes, without the labels: one bold word is emphasis,
+    # and the definitions are read.
+    notes = section.split(f"**{figure}")[0] + "Calcium is a critical component of bone.\n"
+    assert {"Sunlight", "Calcium", "Osteoporosis"} <= _names(notes)
+
+
 _PREFACE_BODY = (
     "## About OpenStax\n\nOpenStax is a nonprofit based at Rice University.\n\n"
     "## Community Hubs\n\nCommunity Hubs are places where instructors share materials.\n\n"

@@ -3,7 +3,8 @@
 Two kinds of files, told apart by whether the author marks key terms:
 
 - **Marked files** (at least MARKED_MIN_TERMS distinct bold spans in running text, as in a
-  textbook or tidy notes): the candidates are the terms the author marked — **bold** and
+  textbook or tidy notes; one is enough in a section laid out as a book's, with figure,
+  table or exercise labels): the candidates are the terms the author marked — **bold** and
   __bold__ spans in running text, lines of a glossary section, definition-list lines whose
   term is bold. A plain "X is ..." sentence alone is no candidate there: the author chose
   what to mark, and in real textbooks the subject of such a sentence is almost never a
@@ -583,6 +584,10 @@ def _bold_terms(text: str) -> list[tuple[str, int, int]]:
 
 
 def _is_marked(lines: list[_Line]) -> bool:
+    """At least MARKED_MIN_TERMS distinct bold spans in running text; or one, in a file
+    laid out as a book's section (a "**Figure …**", "**Table**", "**Exercise**" label on
+    its own line: language data `layout_labels`), where bold is the book's mark for a
+    term even in a section that introduces only one or two."""
     seen: set[str] = set()
     for line in lines:
         if line.heading_level or line.label:
@@ -591,7 +596,12 @@ def _is_marked(lines: list[_Line]) -> bool:
             seen.add(concept_key(_plain(term)))
             if len(seen) >= MARKED_MIN_TERMS:
                 return True
-    return False
+    return bool(seen) and any(_is_layout_label(line) for line in lines)
+
+
+def _is_layout_label(line: _Line) -> bool:
+    words = tokens(_plain(line.text))
+    return line.label and bool(words) and words[0] in _words_of("layout_labels")
 
 
 def _doctrine_suffixes() -> tuple[str, ...]:

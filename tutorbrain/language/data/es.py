@@ -315,6 +315,17 @@ DATA = {
         "inténtelo",
         "pista",
     ],
+    # La primera palabra de una etiqueta que un libro maquetado pone en su propia línea
+    # ("**Figura 2.1 …**", "**Tabla**"): su negrita marca términos.
+    "layout_labels": [
+        "figura",
+        "tabla",
+        "ejercicio",
+        "problema",
+        "solución",
+        "nota",
+        "ejemplo",
+    ],
     # Palabras en negrita solo para enfatizar ("es **siempre** positiva"): un nombre
     # hecho solo de ellas (y palabras funcionales) no es un concepto.
     "emphasis_words": [

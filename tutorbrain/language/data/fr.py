@@ -291,6 +291,18 @@ DATA = {
         "essayez",
         "indice",
     ],
+    # Le premier mot d'une étiquette qu'un livre mis en page place sur sa propre ligne
+    # (« **Figure 2.1 …** », « **Tableau** ») : son gras marque des termes.
+    "layout_labels": [
+        "figure",
+        "tableau",
+        "exercice",
+        "problème",
+        "solution",
+        "note",
+        "remarque",
+        "exemple",
+    ],
     # Mots en gras pour la seule emphase (« est **toujours** positive ») : un nom fait
     # seulement d'eux (et de mots outils) n'est pas un concept.
     "emphasis_words": [

@@ -297,6 +297,17 @@ DATA = {
         "tente",
         "dica",
     ],
+    # A primeira palavra de um rótulo que um livro diagramado põe numa linha própria
+    # ("**Figura 2.1 …**", "**Tabela**"): o seu negrito marca termos.
+    "layout_labels": [
+        "figura",
+        "tabela",
+        "exercício",
+        "problema",
+        "solução",
+        "nota",
+        "exemplo",
+    ],
     # Palavras em negrito só para dar ênfase ("é **sempre** positiva"): um nome feito só
     # delas (e de palavras funcionais) não é um conceito.
     "emphasis_words": [
