@@ -110,9 +110,12 @@ def test_one_bold_term_marks_a_section_laid_out_as_a_book(figure, table):
         f"**{table}**\n\n| Nutrient | Role |\n"
     )
     assert _names(section) == {"Osteoporosis"}
-    # The same text as a student's notes, without the labels: one bold word is emphasis,
-    # and the definitions are read.
-    notes = section.split(f"**{figure}")[0] + "Calcium is a critical component of bone.\n"
+    # The same text as a student's notes, without a figure or table: one bold word is
+    # emphasis, and the definitions are read.
+    # A student's "Example" or "Note" lines are no book's layout.
+    notes = section.split(f"**{figure}")[0] + (
+        "**Example**\n\nMilk has calcium.\n\n**Note**\n\nCalcium is a critical component of bone.\n"
+    )
     assert {"Sunlight", "Calcium", "Osteoporosis"} <= _names(notes)
 
 

@@ -355,15 +355,12 @@ DATA = {
     ],
     # The first word of a label a typeset book puts on a line of its own ("**Figure 2.1
     # …**", "**Table**", "**Exercise**"): a file with one is a book's section, and its
-    # bold marks terms even when the section introduces only one or two.
+    # bold marks terms even when the section introduces only one or two. (Not "Note" or
+    # "Example": a student's notes have those lines too, and their bold is emphasis.)
     "layout_labels": [
         "figure",
         "table",
         "exercise",
-        "problem",
-        "solution",
-        "note",
-        "example",
     ],
     # Words bold only for emphasis ("is **always** positive", "**True** or false"): a
     # name made of nothing else (and function words) is no concept.

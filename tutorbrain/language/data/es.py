@@ -321,10 +321,6 @@ DATA = {
         "figura",
         "tabla",
         "ejercicio",
-        "problema",
-        "solución",
-        "nota",
-        "ejemplo",
     ],
     # Palabras en negrita solo para enfatizar ("es **siempre** positiva"): un nombre
     # hecho solo de ellas (y palabras funcionales) no es un concepto.

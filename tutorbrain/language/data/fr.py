@@ -297,11 +297,6 @@ DATA = {
         "figure",
         "tableau",
         "exercice",
-        "problème",
-        "solution",
-        "note",
-        "remarque",
-        "exemple",
     ],
     # Mots en gras pour la seule emphase (« est **toujours** positive ») : un nom fait
     # seulement d'eux (et de mots outils) n'est pas un concept.

@@ -303,10 +303,6 @@ DATA = {
         "figura",
         "tabela",
         "exercício",
-        "problema",
-        "solução",
-        "nota",
-        "exemplo",
     ],
     # Palavras em negrito só para dar ênfase ("é **sempre** positiva"): um nome feito só
     # delas (e de palavras funcionais) não é um conceito.
