@@ -1010,14 +1010,16 @@ def test_a_letter_set_as_maths_or_in_italics_is_part_of_a_bold_terms_name():
         "The **$z$-score** of a value counts standard deviations from the mean. A "
         "***t*-test** compares two means. The **$p$-value** is a probability.\n\n"
         "La **entalpía estándar de formación $Δ H_f^°$** es un cambio de entalpía. Los "
-        "***orbitales híbridos* sp** son lineales. The **population variance** "
+        "***orbitales híbridos* sp** son lineales, los **orbitales híbridos *sp*^3*d***, "
+        "bipiramidales. The **population variance** "
         "( $σ^2$ ) is a mean of squares. The **$t$ distribution** has heavy tails.\n\n"
         "In ***Obergefell v. Hodges*** the court ruled. ***The **test statistic** is:*** "
         "a number.\n"
     )
     assert {
         "Z-score", "T-test", "P-value", "Entalpía estándar de formación",
-        "Orbitales híbridos sp", "Population variance", "Test statistic", "T distribution",
+        "Orbitales híbridos sp", "Orbitales híbridos sp^3d", "Population variance",
+        "Test statistic", "T distribution",
     } <= names  # fmt: skip
     # A symbol alone is no name, and an italic around a whole bold span opens no term.
     assert not {n for n in names if "$" in n or "*" in n or n.startswith("The ")}

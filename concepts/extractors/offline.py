@@ -102,6 +102,8 @@ _BOLD = re.compile(
 _BOLD_FROM_ITALIC = re.compile(r"(?<!\*)\*\*\*(?=[^\s*])([^*]+?)\*(?!\*)([^*]*?)(?<!\s)\*\*(?!\*)")
 # A letter set as maths and joined to a word names a term ("**$z$-score**", "$p$-value").
 _MATH_LETTER = re.compile(r"\$\s*([^\W\d_]{1,2})\s*\$(?=-\w)|(?<=\w-)\$\s*([^\W\d_]{1,2})\s*\$")
+# An italic run inside a name, even between letters ("orbitales híbridos *sp*^3*d*").
+_ITALIC_IN_NAME = re.compile(r"\*([^\W\d_][^*\s]*)\*")
 # ... or opening it: "**$t$ distribution**", "**$F$ ratio**".
 _LEADING_MATH_LETTER = re.compile(r"^\s*\$\s*([^\W\d_]{1,2})\s*\$\s+(?=\w)")
 # A symbol after a term's name: "entalpía estándar de formación $Δ H_f^°$".
@@ -121,6 +123,12 @@ _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 _ADDRESS = re.compile(r"\S*(?:://|www\.|\.(?:com|org|edu|gov|net)\b)\S*|\S+/\S+")
 # What a bold term's name loses at its ends.
 _NAME_TRIM = " :;,.-–—\"'“”‘’"
+
+
+def _plain_name(term: str) -> str:
+    """A marked term as plain text, its italics inside words too: "*sp*^3*d*" is sp^3d
+    (_plain leaves a star that sits between two letters)."""
+    return _plain(_ITALIC_IN_NAME.sub(r"\1", term))
 
 
 def _plain(text: str) -> str:
@@ -378,7 +386,7 @@ def _marks_a_term(text: str) -> bool:
     row, not "**Step 1:**")."""
     if text.startswith("|"):
         return False
-    return any(name_check(_plain(term)).ok for term, _, _ in _bold_terms(text))
+    return any(name_check(_plain_name(term)).ok for term, _, _ in _bold_terms(text))
 
 
 def _example_state(label: str) -> int:
@@ -593,7 +601,7 @@ def _is_marked(lines: list[_Line]) -> bool:
         if line.heading_level or line.label:
             continue
         for term, _, _ in _bold_terms(line.text):
-            seen.add(concept_key(_plain(term)))
+            seen.add(concept_key(_plain_name(term)))
             if len(seen) >= MARKED_MIN_TERMS:
                 return True
     return bool(seen) and any(_is_layout_label(line) for line in lines)
@@ -714,7 +722,7 @@ class OfflineExtractor:
         def offer(
             name: str, strength: int, definition: str, page: int, block_text: str, alias: str = ""
         ) -> None:
-            name = _plain(_TRAILING_MATH.sub("", _LEADING_MATH_LETTER.sub(r"\1 ", name)))
+            name = _plain_name(_TRAILING_MATH.sub("", _LEADING_MATH_LETTER.sub(r"\1 ", name)))
             # "interquartile range (IQR)": one concept, the abbreviation another name of it;
             # "ATP (adenosine triphosphate)" likewise. Any other parenthesis is dropped.
             for inner in _PARENTHESIS.findall(name):
@@ -781,7 +789,7 @@ class OfflineExtractor:
             for sentence in _CLAUSE_SPLIT.split(text):
                 if marked:
                     for term, start, end in _bold_terms(sentence):
-                        name = _plain(term)
+                        name = _plain_name(term)
                         strength = DEFINED if _naming_context(sentence, start, end) else EMPHASISED
                         # At a sentence's start a capital says nothing: "**Osmosis** is the
                         # ..." defines a term, "**Locke** argued" names a person.
@@ -811,7 +819,7 @@ class OfflineExtractor:
                 ):
                     offer(found[0], DEFINED, _plain(found[1]), page, text)
                 for term, start, _ in _bold_terms(sentence):
-                    if not _continues_a_name(sentence, start, _plain(term)):
+                    if not _continues_a_name(sentence, start, _plain_name(term)):
                         offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
         _join_abbreviations(candidates, order, plain_text)
