@@ -143,9 +143,12 @@ def name_check(name: str) -> Verdict:
         return Verdict(False, "a date, not a concept")
     if all(_is_number_word(w) for w in words):
         return Verdict(False, "a number, not a name")
-    # "Chapter 3", "Capítulo 2: La célula", "الفصل الثالث", "Unit IV - Cells".
-    if words[0] in _phrases("numbered_heading_words") and (
-        len(words) == 1 or _is_number_word(words[1])
+    # "Chapter 3", "Capítulo 2: La célula", "الفصل الثالث", "Unit IV - Cells". Alone, such
+    # a word may be a concept ("a **section** is a surface that has been cut", "unit").
+    if (
+        words[0] in _phrases("numbered_heading_words")
+        and len(words) > 1
+        and _is_number_word(words[1])
     ):
         return Verdict(False, "a numbered heading")
     verdict = _fragment_check(raw, words)

@@ -758,6 +758,8 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         "Toujours", "دائما", "Caution", "Warning", "Recuerde", "Lembre-se", "Rappel", "تنبيه",
         # ... and capitals make no operator of a name that is nothing else.
         "The AND", "AND OR", "OF THE",
+        # ... and numbered, a heading.
+        "Section 2.1", "Unit 2", "Sección 3", "Unidade 4", "Unité 5",
         # A date, five languages.
         "January 6", "6 de enero", "March 2020", "15 de maio", "6 janvier 2021", "٦ يناير",
     ],
@@ -783,6 +785,8 @@ def test_non_concepts_are_refused_in_five_languages(name):
         "AND event", "The OR event", "NOT gate",
         # A month without a number, or with other words.
         "Mars", "March on Washington", "Abril",
+        # A heading's word alone: "a **section** is a surface that has been cut".
+        "Section", "Unit", "Unidades", "Sección",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):
