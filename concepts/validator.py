@@ -107,7 +107,7 @@ def _months() -> frozenset[str]:
 
 def _is_date(words: list[str]) -> bool:
     """ "January 6", "6 de enero", "March 2020", "٦ يناير": a month with a day or a year
-    (a month alone may be a name: "Mars", "May")."""
+    (a month alone may be a name: "Mars")."""
     months = _months()
     return (
         any(w in months for w in words)
