@@ -47,7 +47,6 @@ from concepts.naming import (
     concept_key,
     display_name,
     find_keys_in,
-    same_but_number,
     text_language,
     vector_text,
 )
@@ -116,23 +115,18 @@ def _resolve_assumptions(subject: Subject) -> list[Concept]:
     if not assuming:
         return []
     wanted = sorted({concept_key(n) for c in assuming for n in c.assumes} - {""})
-    # A concept named in the singular carries an assumed plural ("átomos" -> "Átomo").
-    variants = {key: lookup.key_variants(key) for key in wanted}
-    by_key: dict[str, Concept] = {}
+    # Looked up in every number, matched as the merge matches names: the same key first,
+    # then the same but for number ("átomos" is carried by "Átomo").
+    variants = set().union(*(lookup.key_variants(key) for key in wanted))
+    by_id: dict[int, Concept] = {}
+    names: list[tuple[int, str, np.ndarray | None]] = []
     for concept in (
-        Concept.objects.filter(pk__in=_ids_by_keys(subject, set().union(*variants.values())))
+        Concept.objects.filter(pk__in=_ids_by_keys(subject, variants))
         .only("pk", "key", "aliases")
         .order_by("pk")
     ):
-        by_key.setdefault(concept.key, concept)
-        for alias in concept.aliases:
-            by_key.setdefault(alias, concept)
-    for key in wanted:
-        if key not in by_key:
-            same = [by_key[v] for v in sorted(variants[key]) if v in by_key]
-            same = [c for c in same if any(same_but_number(key, k) for k in [c.key, *c.aliases])]
-            if same:
-                by_key[key] = min(same, key=lambda c: c.pk)
+        by_id[concept.pk] = concept
+        names += [(concept.pk, name, None) for name in (concept.key, *concept.aliases)]
     holders: dict[str, list[tuple[Concept, str]]] = defaultdict(list)
     for concept in assuming:
         for name in concept.assumes:
@@ -142,7 +136,8 @@ def _resolve_assumptions(subject: Subject) -> list[Concept]:
     changed: dict[int, Concept] = {}
     created: list[Concept] = []
     for key, assumed_by in holders.items():
-        target = by_key.get(key)
+        match = merge.best_match(key=key, vector=None, candidates=names, thresholds=None)
+        target = by_id.get(match) if match is not None else None
         if target is None and len(assumed_by) >= 2:
             target = Concept.objects.create(
                 subject=subject,
@@ -151,7 +146,8 @@ def _resolve_assumptions(subject: Subject) -> list[Concept]:
                 layer=Concept.Layer.ASSUMED,
                 readiness=READINESS_NAMED,
             )
-            by_key[key] = target
+            by_id[target.pk] = target
+            names.append((target.pk, key, None))
             created.append(target)
         if target is None:
             continue
