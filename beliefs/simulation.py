@@ -19,6 +19,16 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
   (new ones introduced in order, earlier ones revisited), several checks per concept a
   few minutes apart (or, under a mastery rule, until a run of right answers).
 
+A second family, `model="knowledge"` (settings `knowledge` and `knowledge-mastery`), so
+that the beliefs are not only measured on the model they resemble: each concept is known
+or not (the hidden state of Bayesian knowledge tracing). A concept starts known with
+chance σ(a_s − d_c + e_sc); each check of an unknown concept teaches it with the
+student's chance τ_s = σ(logit(transition) + a_s / 2); a known concept is kept over a
+gap of t days with chance 0.5^(t / half-life). A check draws one of the concept's items
+(5-40 of them, difficulty δ ~ N(0, item_sigma)), and p(right) = σ(logit(1 − slip_c) − δ
++ 0.3 · a_s) if known, σ(logit(guess_c) − δ + 0.3 · a_s) if not, with the concept's
+guess and slip drawn around the setting's. Same schedule and partial answers as above.
+
 Pure: the same seed and setting give the same rows. No database.
 
 `forecast_at_cut` is the same model used as a predictor: what it expects of each check
@@ -65,6 +75,12 @@ class Setting:
     # 0: off.
     mastery_streak: int = 0
     mastery_max_checks: int = 10
+    # "logistic" (the module docstring's first model) or "knowledge" (its second).
+    model: str = "logistic"
+    # knowledge: the mean chance that a check teaches a concept the student does not know,
+    # and the spread (logit) of the difficulty of a concept's items.
+    transition: float = 0.15
+    item_sigma: float = 0.6
 
 
 SETTINGS: dict[str, Setting] = {
@@ -83,7 +99,21 @@ SETTINGS: dict[str, Setting] = {
     # Practice until three right in a row, as a "skill builder" does: every session's
     # run on a concept ends on right answers, whatever the student will do days later.
     "mastery": Setting(mastery_streak=3, sessions=(4, 10)),
+    # Another family of learner: concepts known or not, guessing and slipping, items of
+    # different difficulty within a concept; knowledge kept for months.
+    "knowledge": Setting(model="knowledge", guess=0.2, slip=0.1, forgetting_half_life_days=120.0),
+    "knowledge-mastery": Setting(
+        model="knowledge",
+        guess=0.2,
+        slip=0.1,
+        forgetting_half_life_days=120.0,
+        mastery_streak=3,
+        sessions=(4, 10),
+    ),
 }
+
+# knowledge: how much the student's ability moves an answer beyond what they know.
+ABILITY_ON_ANSWER = 0.3
 
 
 @dataclass(frozen=True)
@@ -115,9 +145,12 @@ def _difficulties(rng: random.Random, names: list[str], s: Setting) -> dict[str,
 def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
     """Every check of the population, in time order."""
     s = setting or Setting()
+    if s.model not in ("logistic", "knowledge"):
+        raise ValueError(f"no such model of learners: {s.model!r}")
     rng = _rng(seed)
     names = _names(s)
     difficulty = _difficulties(rng, names, s)
+    concepts = _KnowledgeConcepts.draw(rng, names, s) if s.model == "knowledge" else None
     rows: list[SimulatedCheck] = []
     for k in range(s.students):
         student = f"student-{k + 1:04d}"
@@ -126,6 +159,7 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
         half_life = s.forgetting_half_life_days * math.exp(rng.gauss(0.0, 0.4))
         affinity = {n: rng.gauss(0.0, s.sigma_affinity) for n in names}
         learnt = dict.fromkeys(names, 0.0)
+        known: dict[str, bool] = {}
         last_seen: dict[str, datetime] = {}
         gap_mean = rng.uniform(*s.gap_days_mean)
         when = START + timedelta(days=rng.uniform(0, 30), hours=rng.uniform(0, 10))
@@ -148,11 +182,23 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                 while _goes_on(s, planned, done, streak):
                     done += 1
                     clock += timedelta(minutes=rng.uniform(1, 8))
-                    if concept in last_seen:
-                        days = (clock - last_seen[concept]).total_seconds() / 86_400
-                        learnt[concept] *= 0.5 ** (days / half_life)
-                    logit = ability - difficulty[concept] + affinity[concept] + learnt[concept]
-                    p = s.guess + (1 - s.guess - s.slip) * _sigmoid(logit)
+                    days = (
+                        (clock - last_seen[concept]).total_seconds() / 86_400
+                        if concept in last_seen
+                        else None
+                    )
+                    if concepts is None:
+                        if days is not None:
+                            learnt[concept] *= 0.5 ** (days / half_life)
+                        logit = ability - difficulty[concept] + affinity[concept] + learnt[concept]
+                        p = s.guess + (1 - s.guess - s.slip) * _sigmoid(logit)
+                    else:
+                        if concept not in known:
+                            start = ability - difficulty[concept] + affinity[concept]
+                            known[concept] = rng.random() < _sigmoid(start)
+                        elif known[concept] and days is not None:
+                            known[concept] = rng.random() < 0.5 ** (days / half_life)
+                        p = concepts.p_right(rng, concept, known[concept], ability)
                     expected = (1 - s.partial_share) * p + s.partial_share * 0.5
                     if rng.random() < s.partial_share:
                         verdict = "partial"
@@ -160,10 +206,44 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                         verdict = "right" if rng.random() < p else "wrong"
                     rows.append(SimulatedCheck(student, concept, verdict, clock, expected))
                     streak = streak + 1 if verdict == "right" else 0
-                    learnt[concept] += rate
+                    if concepts is None:
+                        learnt[concept] += rate
+                    elif not known[concept]:
+                        known[concept] = rng.random() < concepts.teaches(ability)
                     last_seen[concept] = clock
     rows.sort(key=lambda r: (r.time, r.student))
     return rows
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+@dataclass(frozen=True)
+class _KnowledgeConcepts:
+    """The knowledge model's concepts: each one's guess, slip and items' difficulties."""
+
+    transition: float
+    guess: dict[str, float]
+    slip: dict[str, float]
+    items: dict[str, list[float]]
+
+    @classmethod
+    def draw(cls, rng: random.Random, names: list[str], s: Setting) -> _KnowledgeConcepts:
+        guess = {n: rng.uniform(0.5, 1.5) * s.guess for n in names}
+        slip = {n: rng.uniform(0.5, 1.5) * s.slip for n in names}
+        items = {
+            n: [rng.gauss(0.0, s.item_sigma) for _ in range(rng.randint(5, 40))] for n in names
+        }
+        return cls(transition=s.transition, guess=guess, slip=slip, items=items)
+
+    def p_right(self, rng: random.Random, concept: str, known: bool, ability: float) -> float:
+        base = 1.0 - self.slip[concept] if known else self.guess[concept]
+        item = rng.choice(self.items[concept])
+        return _sigmoid(_logit(base) - item + ABILITY_ON_ANSWER * ability)
+
+    def teaches(self, ability: float) -> float:
+        return _sigmoid(_logit(self.transition) + ability / 2)
 
 
 def _goes_on(s: Setting, planned: int, done: int, streak: int) -> bool:
@@ -209,6 +289,8 @@ def forecast_at_cut(
     decayed to the cut; no practice after it) over the weighted draws. Seeded: the same
     arguments give the same forecasts.
     """
+    if setting.model != "logistic":
+        raise ValueError("the forecast is the logistic model's; this setting has no forecast")
     s = setting
     names = _names(s)
     column = {name: j for j, name in enumerate(names)}

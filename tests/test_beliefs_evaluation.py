@@ -66,6 +66,63 @@ def test_forgetting_lowers_the_truth_after_a_long_break():
     assert dropped > 0
 
 
+KNOWLEDGE = replace(SETTINGS["knowledge"], students=60, concepts=8)
+
+
+def test_the_knowledge_population_is_seeded_and_its_learners_come_to_know_concepts():
+    rows = simulate(7, KNOWLEDGE)
+    assert rows == simulate(7, KNOWLEDGE)
+    assert rows != simulate(8, KNOWLEDGE)
+    assert {r.verdict for r in rows} == {"right", "partial", "wrong"}
+    # Where a student checked a concept six times or more, the truth of their first check
+    # is lower, on average, than of their sixth and later: checks teach what was unknown.
+    assert _practice_gain(rows) > 0.03
+    assert _practice_gain(simulate(7, replace(KNOWLEDGE, transition=1e-9))) < 0.01
+    # Known and unknown concepts, items of different difficulty: a wide truth.
+    assert max(r.p_true for r in rows) - min(r.p_true for r in rows) > 0.6
+    # The logistic populations draw nothing of it: their rows are as before the family.
+    assert simulate(7, SMALL) == simulate(7, replace(SMALL, transition=0.9, item_sigma=2.0))
+
+
+def _practice_gain(rows) -> float:
+    truths: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        truths.setdefault((r.student, r.concept), []).append(r.p_true)
+    long = [t for t in truths.values() if len(t) >= 6]
+    first = sum(t[0] for t in long) / len(long)
+    return sum(sum(t[5:]) / len(t[5:]) for t in long) / len(long) - first
+
+
+def test_in_the_knowledge_population_a_long_break_loses_what_was_known():
+    setting = replace(KNOWLEDGE, long_break_share=0.5, forgetting_half_life_days=20.0)
+    last: dict[tuple[str, str], tuple] = {}
+    dropped = 0
+    for r in simulate(3, setting):
+        key = (r.student, r.concept)
+        # Known before the break (truth above 0.7), not after it (below 0.4).
+        if key in last and r.time - last[key][0] > timedelta(days=45):
+            dropped += last[key][1] > 0.7 and r.p_true < 0.4
+        last[key] = (r.time, r.p_true)
+    assert dropped > 0
+
+
+def test_the_knowledge_population_has_no_forecast_and_is_scored_beside_its_truth(
+    monkeypatch, tmp_path, capsys
+):
+    rows = simulate(1, KNOWLEDGE)
+    split = evaluation.split_at_cuts(rows, history_share=0.7)
+    with pytest.raises(ValueError, match="no forecast"):
+        forecast_at_cut(1, KNOWLEDGE, history=split.history, targets=split.targets, cuts={})
+    monkeypatch.setitem(SETTINGS, "small-knowledge", KNOWLEDGE)
+    out = tmp_path / "scores.json"
+    call_command(
+        "evaluate_beliefs", "--simulate", "1", "--setting", "small-knowledge", "--json", str(out)
+    )
+    assert f"| {evaluation.FORECAST_NAME} |" not in capsys.readouterr().out
+    scores = {s["name"]: s for s in json.loads(out.read_text())["scores"]}
+    assert scores["beliefs (p_right)"]["auc"] < scores["truth (generating model)"]["auc"]
+
+
 def test_auc_counts_ties_as_half_and_leaves_partials_out():
     assert evaluation.auc([0.9, 0.1], ["right", "wrong"]) == 1.0
     assert evaluation.auc([0.1, 0.9], ["right", "wrong"]) == 0.0

@@ -14,7 +14,8 @@ comes from the `cut` column (the same on each of their rows) or from `--cuts FIL
 (student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
 generating model's own probabilities, and also scores that model's forecast from the
-checks before each cut (the ceiling for a belief fixed at the cut); `--demo` evaluates
+checks before each cut (the ceiling for a belief fixed at the cut; logistic settings
+only, not `knowledge`/`knowledge-mastery`); `--demo` evaluates
 checks of histories from the demo's own generator (tutorbrain/evaluation/generator.py,
 the cell-biology template).
 
@@ -139,7 +140,8 @@ class Command(BaseCommand):
                     evaluation.LoggedCheck(r.student, r.concept, r.verdict, r.time, r.p_true)
                     for r in simulate(options["simulate"], setting)
                 ]
-                forecast = functools.partial(_forecast, options["simulate"], setting)
+                if setting.model == "logistic":  # the knowledge model has no forecast
+                    forecast = functools.partial(_forecast, options["simulate"], setting)
             else:
                 if options["demo"] < 2:
                     raise CommandError("--demo needs at least 2 students")
