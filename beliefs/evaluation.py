@@ -369,6 +369,8 @@ class Score:
     name: str
     auc: float | None
     calibration: Calibration
+    # Mean outcome − mean prediction (partial ½): below 0, the predictor runs high.
+    mean_error: float | None = None
 
     @property
     def ece(self) -> float | None:
@@ -376,10 +378,12 @@ class Score:
 
 
 def score(name: str, predictions: Sequence[float], verdicts: Sequence[str]) -> Score:
+    errors = [OUTCOME[v] - p for p, v in zip(predictions, verdicts, strict=True)]
     return Score(
         name=name,
         auc=auc(predictions, verdicts),
         calibration=calibration_compute(zip(predictions, verdicts, strict=True)),
+        mean_error=sum(errors) / len(errors) if errors else None,
     )
 
 
@@ -615,13 +619,15 @@ class EvaluationReport:
                     "name": s.name,
                     "auc": s.auc,
                     "ece": s.ece,
+                    "mean_error": s.mean_error,
                     "bins": [b.as_dict() for b in s.calibration.bins],
                 }
                 for s in self.scores
             ],
             "next_checks": self.next_check,
             "next_check_scores": [
-                {"name": s.name, "auc": s.auc, "ece": s.ece} for s in self.next_scores
+                {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error}
+                for s in self.next_scores
             ],
         }
 
@@ -693,26 +699,16 @@ def format_report(report: EvaluationReport) -> str:
         f"Cuts: {report.given_cuts} given by the log, "
         f"{report.students - report.given_cuts} by the share of each student's checks.",
         "",
-        "| predictor | AUC | ECE |",
-        "|---|---|---|",
+        *_score_table(report.scores),
     ]
-    for s in report.scores:
-        auc_text = "—" if s.auc is None else f"{s.auc:.3f}"
-        ece_text = "—" if s.ece is None else f"{s.ece:.3f}"
-        lines.append(f"| {s.name} | {auc_text} | {ece_text} |")
     if report.next_scores:
         lines += [
             "",
             f"The next check only (the first after the cut of each student-concept, "
             f"{report.next_check} checks):",
             "",
-            "| predictor | AUC | ECE |",
-            "|---|---|---|",
+            *_score_table(report.next_scores),
         ]
-        for s in report.next_scores:
-            auc_text = "—" if s.auc is None else f"{s.auc:.3f}"
-            ece_text = "—" if s.ece is None else f"{s.ece:.3f}"
-            lines.append(f"| {s.name} | {auc_text} | {ece_text} |")
     lines += ["", "Reliability (10 bins; mean predicted → mean outcome, count):", ""]
     header = "| bin | " + " | ".join(s.name for s in report.scores) + " |"
     lines += [header, "|---" * (len(report.scores) + 1) + "|"]
@@ -726,3 +722,15 @@ def format_report(report: EvaluationReport) -> str:
         b0 = report.scores[0].calibration.bins[i]
         lines.append(f"| {b0.lower:.1f}–{b0.upper:.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _score_table(scores: Sequence[Score]) -> list[str]:
+    """AUC, ECE and the mean error (outcome − prediction) of each predictor."""
+    lines = ["| predictor | AUC | ECE | mean outcome − predicted |", "|---|---|---|---|"]
+    for s in scores:
+        cells = [
+            "—" if value is None else f"{value:{form}}"
+            for value, form in ((s.auc, ".3f"), (s.ece, ".3f"), (s.mean_error, "+.3f"))
+        ]
+        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    return lines

@@ -10,8 +10,10 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
   affinity e_sc ~ N(0, σ_affinity): students differ overall and on each concept;
 * learning: each check adds the student's learning rate λ_s (≥ 0) to a practice
   component L; forgetting: L decays exponentially between checks with the student's
-  half-life (days), so a long break loses part of what was learnt;
-* p(right) = guess + (1 − guess − slip) · σ(a_s − d_c + e_sc + L);
+  half-life (days), so a long break loses part of what was learnt; a warm-up H (setting
+  `warmup`, off but in the `warmup` setting): each check adds `warmup` to the logit of
+  the later checks of the same sitting, reset after an hour without the concept;
+* p(right) = guess + (1 − guess − slip) · σ(a_s − d_c + e_sc + L + H);
 * a share of answers is judged partial (outcome ½): the truth of a check is its
   expected outcome, (1 − partial) · p + partial · ½;
 * schedule: sessions separated by gaps of days (exponential, student-specific mean,
@@ -81,6 +83,10 @@ class Setting:
     # and the spread (logit) of the difficulty of a concept's items.
     transition: float = 0.15
     item_sigma: float = 0.6
+    # logistic: what each check adds to the logit of the checks after it in the same
+    # sitting (an hour), gone by the next one: practice in a row lifts the answers of
+    # that sitting more than what is learnt, as massed practice does.
+    warmup: float = 0.0
 
 
 SETTINGS: dict[str, Setting] = {
@@ -99,6 +105,9 @@ SETTINGS: dict[str, Setting] = {
     # Practice until three right in a row, as a "skill builder" does: every session's
     # run on a concept ends on right answers, whatever the student will do days later.
     "mastery": Setting(mastery_streak=3, sessions=(4, 10)),
+    # Answers in a row lift a sitting (warm-up) more than they teach: the next sitting
+    # starts lower than the last one ended, as after massed practice.
+    "warmup": Setting(warmup=0.3, learning_rate=0.1),
     # Another family of learner: concepts known or not, guessing and slipping, items of
     # different difficulty within a concept; knowledge kept for months.
     "knowledge": Setting(model="knowledge", guess=0.2, slip=0.1, forgetting_half_life_days=120.0),
@@ -112,6 +121,8 @@ SETTINGS: dict[str, Setting] = {
     ),
 }
 
+# logistic: the warm-up of a sitting is gone after this long without the concept.
+SITTING_DAYS = 1 / 24
 # knowledge: how much the student's ability moves an answer beyond what they know.
 ABILITY_ON_ANSWER = 0.3
 
@@ -159,6 +170,7 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
         half_life = s.forgetting_half_life_days * math.exp(rng.gauss(0.0, 0.4))
         affinity = {n: rng.gauss(0.0, s.sigma_affinity) for n in names}
         learnt = dict.fromkeys(names, 0.0)
+        warm = dict.fromkeys(names, 0.0)
         known: dict[str, bool] = {}
         last_seen: dict[str, datetime] = {}
         gap_mean = rng.uniform(*s.gap_days_mean)
@@ -190,7 +202,10 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                     if concepts is None:
                         if days is not None:
                             learnt[concept] *= 0.5 ** (days / half_life)
+                        if days is None or days > SITTING_DAYS:
+                            warm[concept] = 0.0
                         logit = ability - difficulty[concept] + affinity[concept] + learnt[concept]
+                        logit += warm[concept]
                         p = s.guess + (1 - s.guess - s.slip) * _sigmoid(logit)
                     else:
                         if concept not in known:
@@ -208,6 +223,7 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                     streak = streak + 1 if verdict == "right" else 0
                     if concepts is None:
                         learnt[concept] += rate
+                        warm[concept] += s.warmup
                     elif not known[concept]:
                         known[concept] = rng.random() < concepts.teaches(ability)
                     last_seen[concept] = clock
@@ -306,6 +322,7 @@ def forecast_at_cut(
         half_life = s.forgetting_half_life_days * np.exp(rng.normal(0.0, 0.4, samples))
         affinity = rng.normal(0.0, s.sigma_affinity, (samples, len(names)))
         learnt = np.zeros((samples, len(names)))
+        warm = np.zeros(len(names))  # the same for every draw: it depends on times only
         last_seen: dict[int, datetime] = {}
         log_weight = np.zeros(samples)
         cut = cuts[student]
@@ -314,20 +331,25 @@ def forecast_at_cut(
             if j in last_seen:
                 days = (check.time - last_seen[j]).total_seconds() / 86_400
                 learnt[:, j] *= 0.5 ** (days / half_life)
-            logit = ability - difficulty[j] + affinity[:, j] + learnt[:, j]
+            if j not in last_seen or days > SITTING_DAYS:
+                warm[j] = 0.0
+            logit = ability - difficulty[j] + affinity[:, j] + learnt[:, j] + warm[j]
             p = s.guess + (1 - s.guess - s.slip) / (1.0 + np.exp(-logit))
             if check.verdict == "right":
                 log_weight += np.log(p)
             elif check.verdict == "wrong":
                 log_weight += np.log1p(-p)
             learnt[:, j] += rate
+            warm[j] += s.warmup
             last_seen[j] = check.time
         for j, seen in last_seen.items():
             days = (cut - seen).total_seconds() / 86_400
             learnt[:, j] *= 0.5 ** (days / half_life)
+            if days > SITTING_DAYS:
+                warm[j] = 0.0
         weight = np.exp(log_weight - log_weight.max())
         weight /= weight.sum()
-        logits = ability[:, None] - difficulty[None, :] + affinity + learnt
+        logits = ability[:, None] - difficulty[None, :] + affinity + learnt + warm[None, :]
         p_cut = s.guess + (1 - s.guess - s.slip) / (1.0 + np.exp(-logits))
         expected[student] = (1 - s.partial_share) * (weight @ p_cut) + s.partial_share * 0.5
     return [float(expected[t.student][column[t.concept]]) for t in targets]

@@ -66,6 +66,24 @@ def test_forgetting_lowers_the_truth_after_a_long_break():
     assert dropped > 0
 
 
+def _fall_between_sittings(setting) -> float:
+    """Mean fall of the truth from a sitting's last check of a concept to the first
+    check of it in a later sitting."""
+    last: dict[tuple[str, str], tuple] = {}
+    falls = []
+    for r in simulate(2, setting):
+        key = (r.student, r.concept)
+        if key in last and r.time - last[key][0] > timedelta(hours=1):
+            falls.append(last[key][1] - r.p_true)
+        last[key] = (r.time, r.p_true)
+    return sum(falls) / len(falls)
+
+
+def test_a_warm_up_lifts_a_sitting_more_than_it_carries_into_the_next():
+    warm = replace(SETTINGS["warmup"], students=60, concepts=8)
+    assert _fall_between_sittings(warm) > _fall_between_sittings(replace(warm, warmup=0.0)) + 0.03
+
+
 KNOWLEDGE = replace(SETTINGS["knowledge"], students=60, concepts=8)
 
 
@@ -129,6 +147,18 @@ def test_auc_counts_ties_as_half_and_leaves_partials_out():
     assert evaluation.auc([0.5, 0.5], ["right", "wrong"]) == 0.5
     assert evaluation.auc([0.9, 0.2, 0.1], ["right", "partial", "wrong"]) == 1.0
     assert evaluation.auc([0.9, 0.8], ["right", "right"]) is None
+
+
+def test_the_mean_error_says_whether_a_predictor_runs_high_or_low():
+    # Outcomes 1, 0, ½ against predictions 0.8, 0.8, 0.5: 0.5 − 0.7 on average.
+    high = evaluation.score("p", [0.8, 0.8, 0.5], ["right", "wrong", "partial"])
+    assert high.mean_error == pytest.approx(-0.2)
+    low = evaluation.score("p", [0.1, 0.3], ["right", "right"])
+    assert low.mean_error == pytest.approx(0.8)
+    report = evaluation.EvaluationReport(
+        checks=3, students=1, concepts=1, history=0, targets=3, from_belief=0, scores=[high]
+    )
+    assert "| p | 0.500 | 0.200 | -0.200 |" in evaluation.format_report(report)
 
 
 def test_each_student_is_cut_and_only_later_checks_are_predicted():
