@@ -10,9 +10,9 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
   affinity e_sc ~ N(0, σ_affinity): students differ overall and on each concept;
 * learning: each check adds the student's learning rate λ_s (≥ 0) to a practice
   component L; forgetting: L decays exponentially between checks with the student's
-  half-life (days), so a long break loses part of what was learnt; a warm-up H (setting
-  `warmup`, off but in the `warmup` setting): each check adds `warmup` to the logit of
-  the later checks of the same sitting, reset after an hour without the concept;
+  half-life (days), so a long break loses part of what was learnt; a warm-up H (field
+  `warmup`: 0, but 0.3 in the `warmup` setting): each check adds `warmup` to the logit
+  of the later checks of the same sitting, reset after an hour without the concept;
 * p(right) = guess + (1 − guess − slip) · σ(a_s − d_c + e_sc + L + H);
 * a share of answers is judged partial (outcome ½): the truth of a check is its
   expected outcome, (1 − partial) · p + partial · ½;
@@ -302,8 +302,8 @@ def forecast_at_cut(
     distributions, weight each draw by the likelihood of the student's checks before
     the cut (right p, wrong 1 - p; a partial verdict is drawn independently of p in
     `simulate`, so it says nothing), and average p at the cut time (what was learnt,
-    decayed to the cut; no practice after it) over the weighted draws. Seeded: the same
-    arguments give the same forecasts.
+    decayed to the cut, and the warm-up of a sitting the cut falls in; no practice after
+    it) over the weighted draws. Seeded: the same arguments give the same forecasts.
     """
     if setting.model != "logistic":
         raise ValueError("the forecast is the logistic model's; this setting has no forecast")
