@@ -918,13 +918,48 @@ def test_a_doctrine_named_after_its_founder_is_a_concept_and_the_founder_is_not(
     ],
 )
 def test_a_capitalised_law_or_rule_is_a_concept_and_an_organisation_is_not(law, organisation):
-    # Neither is ever written in lower case: the law's kind word tells them apart.
+    # Neither is ever written in lower case: the law's kind word tells them apart, in a
+    # file that sets people's names in bold ("Jane **Doe**"), where a bold name may be
+    # anyone or anything named in passing.
     extraction = _extract(
         f"The **{law}** states how the quantities behave; the **{organisation}** "
-        "published it. A **variable** changes. A **sample** is part of a population.\n"
+        "published it, and Jane **Doe** reviewed it. A **variable** changes. A **sample** "
+        "is part of a population.\n"
     )
     names = {c.name for c in extraction.concepts}
     assert law in names and organisation not in names
+
+
+HISTORY = """# 2.1 Europe Reaches Out
+
+The **Columbian Exchange** was the transfer of plants, animals, and diseases between the
+Americas and Europe after 1492. Spain and Portugal divided the lands they claimed in the
+**Treaty of Tordesillas** (1494). The crown granted settlers an **encomienda**, the right to
+demand labor. Meanwhile, the **Protestant Reformation** split Western Christianity: in
+1517, Martin Luther posted his **Ninety-Five Theses**. English dissenters known as
+**Puritans** wanted a purer church, and **Mercantilism** held that colonies existed to
+enrich the mother country.
+
+**Figure 2.3** A map of the line drawn at Tordesillas.
+"""
+
+
+def test_where_a_file_sets_no_ones_name_in_bold_its_bold_names_of_events_are_terms():
+    """A history section marks events, treaties and movements in bold: proper names, never
+    written in lower case. A file that does not set people's names in bold keeps those of
+    two words or more; a single capitalised word may still be someone and is left out."""
+    names = {c.name for c in _extract(HISTORY).concepts}
+    assert {
+        "Columbian Exchange", "Treaty of Tordesillas", "Protestant Reformation",
+        "Ninety-Five Theses", "Encomienda", "Mercantilism",
+    } <= names  # fmt: skip
+    assert "Puritans" not in names
+    # The same section with a person's surname in bold after his given name: its bold
+    # names may be anyone's, as in a book that marks the people it mentions.
+    bolds_a_person = HISTORY.replace("Martin Luther posted", "Martin **Luther** posted")
+    names = {c.name for c in _extract(bolds_a_person).concepts}
+    assert not names & {"Columbian Exchange", "Treaty of Tordesillas", "Luther"}
+    assert {"Encomienda", "Mercantilism"} <= names
 
 
 def test_an_italic_plural_of_the_files_own_term_is_no_assumption():

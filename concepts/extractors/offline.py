@@ -662,6 +662,23 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"  # what \w matches
 
 
+def _bolds_people(lines: list[_Line]) -> bool:
+    """Whether the file sets people's names in bold: a bold span continues a capitalised
+    name ("Hosni **Mubarak**"). Where it does, a bold proper name is as likely someone
+    or something named in passing ("**Sierra Club**"); where it does not, a bold name
+    of two words or more is the author's term ("the **Columbian Exchange**", "the
+    **Treaty of Tordesillas**"). A single capitalised word stays a name either way
+    ("**Pauling**")."""
+    for line in lines:
+        if line.heading_level or line.label:
+            continue
+        for sentence in _CLAUSE_SPLIT.split(line.text):
+            for term, start, _ in _bold_terms(sentence):
+                if _continues_a_name(sentence, start, _plain_name(term)):
+                    return True
+    return False
+
+
 def _continues_a_name(sentence: str, start: int, term: str) -> bool:
     """Whether a capitalised bold span continues a capitalised run mid-sentence:
     "Donald **Trump**", "Senator Barbara **Mikulski**", "Martin Luther **King** Jr." name
@@ -715,6 +732,7 @@ class OfflineExtractor:
         rejected: list[str] = []
         order: list[str] = []
         marked = _is_marked(lines)
+        bolds_people = marked and _bolds_people(lines)
         plain_text = _plain("\n".join(line.text for line in lines if not line.label))
         # Addresses are no prose: "plato.stanford.edu/entries/aristotle" writes no term.
         prose = _ADDRESS.sub(" ", plain_text)
@@ -795,8 +813,13 @@ class OfflineExtractor:
                         # ..." defines a term, "**Locke** argued" names a person.
                         # Only punctuation before it: "(**Osmosis** …", "”) **Autophagy** …".
                         initial = not any(c.isalnum() for c in _plain(sentence[:start]))
-                        if not (initial and strength == DEFINED) and _is_proper_name(
-                            _PARENTHESIS.sub("", name), prose
+                        # Where the file bolds no one's name, a proper name of two words
+                        # or more is the author's term (an event, a treaty: _bolds_people).
+                        bare = _PARENTHESIS.sub("", name)
+                        if (
+                            not (initial and strength == DEFINED)
+                            and (bolds_people or len(bare.split()) < 2)
+                            and _is_proper_name(bare, prose)
                         ):
                             continue
                         if _continues_a_name(sentence, start, name):
