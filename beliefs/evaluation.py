@@ -430,6 +430,7 @@ def baselines(
 class BeliefPredictions:
     p_right: list[float]
     from_belief: int  # targets predicted by a belief (the rest by the concept prior)
+    by_belief: list[bool]  # per target: whether a belief predicted it
     pairs: int
     checks_appended: int
     organization_slug: str
@@ -557,7 +558,7 @@ def belief_predictions(
     # students, shifted by the student's level on their other concepts.
     priors: dict[int, tuple] = {}
     predictions: list[float] = []
-    from_belief = 0
+    by_belief: list[bool] = []
     for t in split.targets:
         pair = pairs[t.student]
         concept_id = concept_ids[t.concept]
@@ -570,12 +571,12 @@ def belief_predictions(
                 )
             table, own = priors[pair.pk]
             p = table.for_student(concept_id, own).mean
-        else:
-            from_belief += 1
+        by_belief.append((pair.pk, concept_id) in current)
         predictions.append(p)
     return BeliefPredictions(
         p_right=predictions,
-        from_belief=from_belief,
+        from_belief=sum(by_belief),
+        by_belief=by_belief,
         pairs=len(pairs),
         checks_appended=appended,
         organization_slug=slug,
@@ -604,6 +605,10 @@ class EvaluationReport:
     # can know of.
     next_check: int = 0
     next_scores: list[Score] = field(default_factory=list)
+    # Of those, the student-concepts that had a belief at the cut: what the belief's
+    # own p_right said of the check that came next (the others had only the prior).
+    believed_next_check: int = 0
+    believed_next_scores: list[Score] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -628,6 +633,11 @@ class EvaluationReport:
             "next_check_scores": [
                 {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error}
                 for s in self.next_scores
+            ],
+            "believed_next_checks": self.believed_next_check,
+            "believed_next_check_scores": [
+                {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error}
+                for s in self.believed_next_scores
             ],
         }
 
@@ -672,11 +682,18 @@ def evaluate(
     report.scores = [score(name, p, verdicts) for name, p in predictors.items()]
     first = next_check_indices(split.targets)
     report.next_check = len(first)
-    report.next_scores = [
-        score(name, [p[i] for i in first], [verdicts[i] for i in first])
+    report.next_scores = _scores_of(predictors, verdicts, first)
+    believed = [i for i in first if beliefs.by_belief[i]]
+    report.believed_next_check = len(believed)
+    report.believed_next_scores = _scores_of(predictors, verdicts, believed)
+    return report
+
+
+def _scores_of(predictors: dict, verdicts: Sequence[str], indices: list[int]) -> list[Score]:
+    return [
+        score(name, [p[i] for i in indices], [verdicts[i] for i in indices])
         for name, p in predictors.items()
     ]
-    return report
 
 
 def next_check_indices(targets: Sequence[LoggedCheck]) -> list[int]:
@@ -708,6 +725,14 @@ def format_report(report: EvaluationReport) -> str:
             f"{report.next_check} checks):",
             "",
             *_score_table(report.next_scores),
+        ]
+    if report.believed_next_check:
+        lines += [
+            "",
+            f"The next check of the student-concepts that had a belief at the cut "
+            f"({report.believed_next_check} checks):",
+            "",
+            *_score_table(report.believed_next_scores),
         ]
     lines += ["", "Reliability (10 bins; mean predicted → mean outcome, count):", ""]
     header = "| bin | " + " | ".join(s.name for s in report.scores) + " |"

@@ -227,7 +227,12 @@ def test_evaluate_beliefs_scores_p_right_beside_the_baselines_and_leaves_nothing
     assert "| truth (generating model) |" in printed
     assert "0.9–1.0" in printed
     assert "The next check only (the first after the cut of each student-concept" in printed
-    scores = {s["name"]: s for s in json.loads(out.read_text())["scores"]}
+    assert "The next check of the student-concepts that had a belief at the cut" in printed
+    numbers = json.loads(out.read_text())
+    # Of the next checks, those a belief predicted: fewer (some pairs had only the prior).
+    assert 0 < numbers["believed_next_checks"] < numbers["next_checks"]
+    assert len(numbers["believed_next_check_scores"]) == len(numbers["next_check_scores"])
+    scores = {s["name"]: s for s in numbers["scores"]}
     beliefs = scores["beliefs (p_right)"]
     # Seeded data: the same numbers every run. p_right is calibrated and ranks at least
     # as well as the Beta baseline of the same run.
