@@ -937,28 +937,30 @@ Americas and Europe after 1492. Spain and Portugal divided the lands they claime
 **Treaty of Tordesillas** (1494). The crown granted settlers an **encomienda**, the right to
 demand labor. Meanwhile, the **Protestant Reformation** split Western Christianity: in
 1517, Martin Luther posted his **Ninety-Five Theses**. English dissenters known as
-**Puritans** wanted a purer church, and **Mercantilism** held that colonies existed to
-enrich the mother country.
+**Puritans** wanted a purer church; a Puritan minister preached plainly. The voyages of
+**Cabot** reached Newfoundland, and **Mercantilism** held that colonies existed to enrich
+the mother country.
 
 **Figure 2.3** A map of the line drawn at Tordesillas.
 """
 
 
 def test_where_a_file_sets_no_ones_name_in_bold_its_bold_names_of_events_are_terms():
-    """A history section marks events, treaties and movements in bold: proper names, never
-    written in lower case. A file that does not set people's names in bold keeps those of
-    two words or more; a single capitalised word may still be someone and is left out."""
+    """A history section marks events, treaties, movements and groups in bold: proper
+    names, never written in lower case. A file that does not set people's names in bold
+    keeps those of two words or more, and a group's name (the plural of a capitalised word
+    it writes too); another single capitalised word may be someone and is left out."""
     names = {c.name for c in _extract(HISTORY).concepts}
     assert {
         "Columbian Exchange", "Treaty of Tordesillas", "Protestant Reformation",
-        "Ninety-Five Theses", "Encomienda", "Mercantilism",
+        "Ninety-Five Theses", "Puritans", "Encomienda", "Mercantilism",
     } <= names  # fmt: skip
-    assert "Puritans" not in names
+    assert "Cabot" not in names
     # The same section with a person's surname in bold after his given name: its bold
     # names may be anyone's, as in a book that marks the people it mentions.
     bolds_a_person = HISTORY.replace("Martin Luther posted", "Martin **Luther** posted")
     names = {c.name for c in _extract(bolds_a_person).concepts}
-    assert not names & {"Columbian Exchange", "Treaty of Tordesillas", "Luther"}
+    assert not names & {"Columbian Exchange", "Treaty of Tordesillas", "Puritans", "Luther"}
     assert {"Encomienda", "Mercantilism"} <= names
 
 

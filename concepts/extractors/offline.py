@@ -679,6 +679,18 @@ def _bolds_people(lines: list[_Line]) -> bool:
     return False
 
 
+def _may_be_someone(name: str, text: str) -> bool:
+    """In a file that bolds nobody's name: whether a capitalised name may still be a
+    person's. One word may be a surname ("**Pauling**"), unless it is the plural of a
+    capitalised word the file writes too: a group ("**Puritans**" where the file writes
+    "a Puritan minister", "**Quakers**" and "Quaker"). Two words or more name an event,
+    a treaty or a movement ("the **Columbian Exchange**")."""
+    if len(name.split()) > 1:
+        return False
+    singulars = [w for w in word_variants(name) if len(w) < len(name) and w[:1].isupper()]
+    return not any(_written(singular, text) for singular in singulars)
+
+
 def _continues_a_name(sentence: str, start: int, term: str) -> bool:
     """Whether a capitalised bold span continues a capitalised run mid-sentence:
     "Donald **Trump**", "Senator Barbara **Mikulski**", "Martin Luther **King** Jr." name
@@ -818,7 +830,7 @@ class OfflineExtractor:
                         bare = _PARENTHESIS.sub("", name)
                         if (
                             not (initial and strength == DEFINED)
-                            and (bolds_people or len(bare.split()) < 2)
+                            and (bolds_people or _may_be_someone(bare, prose))
                             and _is_proper_name(bare, prose)
                         ):
                             continue
