@@ -668,7 +668,7 @@ def _bolds_people(lines: list[_Line]) -> bool:
     or something named in passing ("**Sierra Club**"); where it does not, a bold name
     of two words or more is the author's term ("the **Columbian Exchange**", "the
     **Treaty of Tordesillas**"). A single capitalised word stays a name either way
-    ("**Pauling**")."""
+    ("**Pauling**"), unless it names a group (`_may_be_someone`)."""
     for line in lines:
         if line.heading_level or line.label:
             continue
@@ -826,7 +826,7 @@ class OfflineExtractor:
                         # Only punctuation before it: "(**Osmosis** …", "”) **Autophagy** …".
                         initial = not any(c.isalnum() for c in _plain(sentence[:start]))
                         # Where the file bolds no one's name, a proper name of two words
-                        # or more is the author's term (an event, a treaty: _bolds_people).
+                        # or more, or a group's, is the author's term (_may_be_someone).
                         bare = _PARENTHESIS.sub("", name)
                         if (
                             not (initial and strength == DEFINED)
