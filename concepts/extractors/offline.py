@@ -744,7 +744,8 @@ class OfflineExtractor:
         rejected: list[str] = []
         order: list[str] = []
         marked = _is_marked(lines)
-        bolds_people = marked and _bolds_people(lines)
+        # Read only when a proper name needs it (most files have none): a second pass.
+        bolds_people = cache(lambda: _bolds_people(lines))
         plain_text = _plain("\n".join(line.text for line in lines if not line.label))
         # Addresses are no prose: "plato.stanford.edu/entries/aristotle" writes no term.
         prose = _ADDRESS.sub(" ", plain_text)
@@ -830,8 +831,8 @@ class OfflineExtractor:
                         bare = _PARENTHESIS.sub("", name)
                         if (
                             not (initial and strength == DEFINED)
-                            and (bolds_people or _may_be_someone(bare, prose))
                             and _is_proper_name(bare, prose)
+                            and (_may_be_someone(bare, prose) or bolds_people())
                         ):
                             continue
                         if _continues_a_name(sentence, start, name):
