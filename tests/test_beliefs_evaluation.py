@@ -20,11 +20,28 @@ pytestmark = pytest.mark.django_db
 SMALL = replace(SETTINGS["default"], students=60, concepts=8)
 
 
-def test_the_simulated_population_is_seeded_and_realistic():
-    rows = simulate(7, SMALL)
-    assert rows == simulate(7, SMALL)
-    assert rows != simulate(8, SMALL)
+def _seeded_rows(setting: Setting) -> list:
+    """Seed 7's rows, checked to be the same every time, other than seed 8's, and to hold
+    every verdict."""
+    rows = simulate(7, setting)
+    assert rows == simulate(7, setting)
+    assert rows != simulate(8, setting)
     assert {r.verdict for r in rows} == {"right", "partial", "wrong"}
+    return rows
+
+
+def _steps(rows):
+    """(previous, check) for each check after the first of its student-concept."""
+    last = {}
+    for r in rows:
+        key = (r.student, r.concept)
+        if key in last:
+            yield last[key], r
+        last[key] = r
+
+
+def test_the_simulated_population_is_seeded_and_realistic():
+    rows = _seeded_rows(SMALL)
     students = {r.student for r in rows}
     assert len(students) == 60
     # Several checks per session minutes apart, and gaps of days between sessions.
@@ -55,27 +72,22 @@ def test_under_the_mastery_rule_a_session_practises_a_concept_until_three_right_
 
 def test_forgetting_lowers_the_truth_after_a_long_break():
     setting = Setting(students=40, concepts=4, long_break_share=0.5, learning_rate=0.8)
-    rows = simulate(3, setting)
-    dropped = 0
-    last: dict[tuple[str, str], tuple] = {}
-    for r in rows:
-        key = (r.student, r.concept)
-        if key in last and r.time - last[key][0] > timedelta(days=45):
-            dropped += r.p_true < last[key][1]
-        last[key] = (r.time, r.p_true)
+    dropped = sum(
+        r.p_true < before.p_true
+        for before, r in _steps(simulate(3, setting))
+        if r.time - before.time > timedelta(days=45)
+    )
     assert dropped > 0
 
 
 def _fall_between_sittings(setting) -> float:
     """Mean fall of the truth from a sitting's last check of a concept to the first
     check of it in a later sitting."""
-    last: dict[tuple[str, str], tuple] = {}
-    falls = []
-    for r in simulate(2, setting):
-        key = (r.student, r.concept)
-        if key in last and r.time - last[key][0] > timedelta(hours=1):
-            falls.append(last[key][1] - r.p_true)
-        last[key] = (r.time, r.p_true)
+    falls = [
+        before.p_true - r.p_true
+        for before, r in _steps(simulate(2, setting))
+        if r.time - before.time > timedelta(hours=1)
+    ]
     return sum(falls) / len(falls)
 
 
@@ -88,10 +100,7 @@ KNOWLEDGE = replace(SETTINGS["knowledge"], students=60, concepts=8)
 
 
 def test_the_knowledge_population_is_seeded_and_its_learners_come_to_know_concepts():
-    rows = simulate(7, KNOWLEDGE)
-    assert rows == simulate(7, KNOWLEDGE)
-    assert rows != simulate(8, KNOWLEDGE)
-    assert {r.verdict for r in rows} == {"right", "partial", "wrong"}
+    rows = _seeded_rows(KNOWLEDGE)
     # Where a student checked a concept six times or more, the truth of their first check
     # is lower, on average, than of their sixth and later: checks teach what was unknown.
     assert _practice_gain(rows) > 0.03
@@ -113,14 +122,12 @@ def _practice_gain(rows) -> float:
 
 def test_in_the_knowledge_population_a_long_break_loses_what_was_known():
     setting = replace(KNOWLEDGE, long_break_share=0.5, forgetting_half_life_days=20.0)
-    last: dict[tuple[str, str], tuple] = {}
-    dropped = 0
-    for r in simulate(3, setting):
-        key = (r.student, r.concept)
-        # Known before the break (truth above 0.7), not after it (below 0.4).
-        if key in last and r.time - last[key][0] > timedelta(days=45):
-            dropped += last[key][1] > 0.7 and r.p_true < 0.4
-        last[key] = (r.time, r.p_true)
+    # Known before the break (truth above 0.7), not after it (below 0.4).
+    dropped = sum(
+        before.p_true > 0.7 and r.p_true < 0.4
+        for before, r in _steps(simulate(3, setting))
+        if r.time - before.time > timedelta(days=45)
+    )
     assert dropped > 0
 
 
