@@ -1055,12 +1055,15 @@ def test_a_letter_set_as_maths_or_in_italics_is_part_of_a_bold_terms_name():
         "bipiramidales. The **population variance** "
         "( $σ^2$ ) is a mean of squares. The **$t$ distribution** has heavy tails.\n\n"
         "In ***Obergefell v. Hodges*** the court ruled. ***The **test statistic** is:*** "
-        "a number.\n"
+        "a number.\n\n"
+        # The devsets' converter sets maths apart by a space: "$y$ -intercept".
+        "A line meets the y-axis at its **$y$ -intercept**. An **$n$ th root** undoes a "
+        "power. A **sample- $t$** statistic is computed.\n"
     )
     assert {
         "Z-score", "T-test", "P-value", "Entalpía estándar de formación",
         "Orbitales híbridos sp", "Orbitales híbridos sp^3d", "Population variance",
-        "Test statistic", "T distribution",
+        "Test statistic", "T distribution", "Y-intercept", "Nth root", "Sample-t",
     } <= names  # fmt: skip
     # A symbol alone is no name, and an italic around a whole bold span opens no term.
     assert not {n for n in names if "$" in n or "*" in n or n.startswith("The ")}

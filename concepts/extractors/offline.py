@@ -100,8 +100,11 @@ _BOLD = re.compile(
 # Bold that opens with italics ("***z*-score**", "***orbitales híbridos* sp**"), which
 # _BOLD's innermost match does not see; an italic around the whole bold is no such span.
 _BOLD_FROM_ITALIC = re.compile(r"(?<!\*)\*\*\*(?=[^\s*])([^*]+?)\*(?!\*)([^*]*?)(?<!\s)\*\*(?!\*)")
-# A letter set as maths and joined to a word names a term ("**$z$-score**", "$p$-value").
-_MATH_LETTER = re.compile(r"\$\s*([^\W\d_]{1,2})\s*\$(?=-\w)|(?<=\w-)\$\s*([^\W\d_]{1,2})\s*\$")
+# A letter set as maths and joined to a word names a term ("**$z$-score**", "$p$-value";
+# a converter may leave a space at the maths' edge: "**$y$ -intercept**", "**$n$ th root**").
+_MATH_LETTER = re.compile(
+    r"\$\s*([^\W\d_]{1,2})\s*\$ ?(?=-\w|th\b)|(?<=\w-) ?\$\s*([^\W\d_]{1,2})\s*\$"
+)
 # An italic run inside a name, even between letters ("orbitales híbridos *sp*^3*d*").
 _ITALIC_IN_NAME = re.compile(r"\*([^\W\d_][^*\s]*)\*")
 # ... or opening it: "**$t$ distribution**", "**$F$ ratio**".
