@@ -143,11 +143,22 @@ def _verdict(value) -> str | None:
     return {1.0: "right", 0.5: "partial", 0.0: "wrong"}.get(number)
 
 
-def _row(raw: dict, where: str) -> LoggedCheck:
+def _missing(raw: dict) -> str | None:
+    """The first required field the record leaves empty, or None."""
     for name in REQUIRED:
         value = raw.get(name)
         if value is None or str(value).strip() == "":
-            raise LogError(f"{where}: field '{name}' is missing")
+            return name
+    return None
+
+
+def _row(raw: dict, where: str) -> LoggedCheck:
+    missing = _missing(raw)
+    if missing is not None:
+        raise LogError(
+            f"{where}: field '{missing}' is missing "
+            "(--skip-incomplete leaves out the rows that miss a field)"
+        )
     verdict = _verdict(raw["verdict"])
     if verdict is None:
         raise LogError(
@@ -229,16 +240,23 @@ def _records(path: Path):
                 yield f"{path} line {number}", raw | {n: raw[c] for n, c in aliased.items()}
 
 
-def read_log(path: Path, cuts_path: Path | None = None) -> list[LoggedCheck]:
+def read_log(
+    path: Path, cuts_path: Path | None = None, *, incomplete: list[str] | None = None
+) -> list[LoggedCheck]:
     """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV.
     `cuts_path`: a file of (student, cut) rows, the cut of each student it names (it
-    replaces a `cut` column)."""
+    replaces a `cut` column). A row that leaves a required field empty is an error,
+    unless `incomplete` is a list: then the row is left out and its place appended to
+    it (real exports hold answers to items tagged with no skill)."""
     rows: list[LoggedCheck] = []
     for where, raw in _records(path):
         if where == "header":
             missing = [n for n in REQUIRED if n not in raw]
             if missing:
                 raise LogError(f"{path}: the header has no column {', '.join(missing)}")
+            continue
+        if incomplete is not None and _missing(raw) is not None:
+            incomplete.append(where)
             continue
         rows.append(_row(raw, where))
     if not rows:

@@ -495,6 +495,38 @@ def test_a_bad_log_exits_with_one_line_naming_the_field(tmp_path, content, messa
     assert Organization.objects.count() == organizations
 
 
+def test_rows_that_name_no_skill_are_left_out_only_when_asked_and_counted(tmp_path, capsys):
+    # A real export tags some items with no skill: its rows leave the concept empty.
+    rows = ["user_id,skill_name,correct,timestamp"]
+    for student in range(4):
+        for minute in range(6):
+            skill = "" if minute == 2 else ("Fractions" if minute % 2 else "Area")
+            rows.append(f"u{student},{skill},{(student + minute) % 2},2026-01-01T00:0{minute}:00Z")
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(
+        CommandError, match="line 4: field 'concept' is missing .*--skip-incomplete"
+    ):
+        call_command("evaluate_beliefs", str(path))
+    incomplete: list[str] = []
+    checks = evaluation.read_log(path, incomplete=incomplete)
+    assert len(checks) == 20 and all(c.concept for c in checks)
+    assert incomplete == [f"{path} line {4 + 6 * student}" for student in range(4)]
+    call_command("evaluate_beliefs", str(path), "--skip-incomplete")
+    captured = capsys.readouterr()
+    assert "20 checks, 4 students, 2 concepts" in captured.out
+    assert f"left out 4 rows that miss a field (the first: {path} line 4)" in captured.err
+    # A value that is there but wrong is still an error, flag or not.
+    path.write_text("\n".join([*rows, "u9,Area,maybe,2026-01-01T00:09:00Z"]) + "\n")
+    with pytest.raises(CommandError, match="line 26: field 'verdict'"):
+        call_command("evaluate_beliefs", str(path), "--skip-incomplete")
+
+
+def test_skip_incomplete_goes_with_a_file():
+    with pytest.raises(CommandError, match="go with a FILE"):
+        call_command("evaluate_beliefs", "--simulate", "1", "--skip-incomplete")
+
+
 def test_exactly_one_source_is_required():
     with pytest.raises(CommandError, match="exactly one of"):
         call_command("evaluate_beliefs")

@@ -1,7 +1,7 @@
 """Measure whether beliefs' p_right is calibrated and ranks well (issue #12).
 
     manage.py evaluate_beliefs FILE [--cuts FILE] [--history-share 0.7] [--json OUT] [--keep]
-                               [--no-learning] [--live]
+                               [--no-learning] [--live] [--skip-incomplete]
     manage.py evaluate_beliefs --simulate SEED [--setting default] [--write FILE]
     manage.py evaluate_beliefs --demo STUDENTS [--seed 1] [--write FILE]
 
@@ -11,7 +11,8 @@ correct, timestamp, …; a CSV may separate them by tabs, ";" or "|");
 time is ISO 8601 (UTC when it names no zone) or Unix seconds or milliseconds; verdict
 right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student's cut
 comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
-(student, cut); a student without one is cut at the check number ⌈share·n⌉. `--simulate`
+(student, cut); a student without one is cut at the check number ⌈share·n⌉. A row that
+leaves a field empty stops the command naming its line, unless `--skip-incomplete`. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
 generating model's own probabilities, and also scores that model's forecast from the
 checks before each cut (the ceiling for a belief fixed at the cut; logistic settings
@@ -94,6 +95,12 @@ class Command(BaseCommand):
             help="CSV or JSONL of (student, cut): each named student's cut; the others "
             "are cut by --history-share",
         )
+        parser.add_argument(
+            "--skip-incomplete",
+            action="store_true",
+            help="leave out the rows of FILE that leave student, concept, verdict or time "
+            "empty (an export's answers to items tagged with no skill), and say how many",
+        )
         parser.add_argument("--simulate", type=int, metavar="SEED", help="simulated population")
         parser.add_argument("--setting", default="default", help=f"one of {', '.join(SETTINGS)}")
         parser.add_argument("--demo", type=int, metavar="STUDENTS", help="demo generator")
@@ -119,8 +126,8 @@ class Command(BaseCommand):
         sources = [options["file"], options["simulate"], options["demo"]]
         if sum(s is not None for s in sources) != 1:
             raise CommandError("give exactly one of FILE, --simulate SEED, --demo STUDENTS")
-        if options["cuts"] and options["file"] is None:
-            raise CommandError("--cuts goes with a FILE")
+        if (options["cuts"] or options["skip_incomplete"]) and options["file"] is None:
+            raise CommandError("--cuts and --skip-incomplete go with a FILE")
         if not 0.0 < options["history_share"] < 1.0:
             raise CommandError("--history-share must be between 0 and 1 (exclusive)")
         if options["passes"] < 1:
@@ -129,7 +136,13 @@ class Command(BaseCommand):
         try:
             if options["file"] is not None:
                 cuts = Path(options["cuts"]) if options["cuts"] else None
-                checks = evaluation.read_log(Path(options["file"]), cuts)
+                incomplete: list[str] | None = [] if options["skip_incomplete"] else None
+                checks = evaluation.read_log(Path(options["file"]), cuts, incomplete=incomplete)
+                if incomplete:
+                    self.stderr.write(
+                        f"left out {len(incomplete)} rows that miss a field "
+                        f"(the first: {incomplete[0]})"
+                    )
             elif options["simulate"] is not None:
                 if options["setting"] not in SETTINGS:
                     raise CommandError(
