@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -108,6 +109,15 @@ class LoggedCheck:
 UNIX_MILLISECONDS_FROM = 1e11
 
 
+_YEAR_FIRST_SLASHES = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})(?=$|[ T])")
+_UTC_SUFFIX = re.compile(r"\s*\b(?:UTC|GMT)$", re.IGNORECASE)
+
+
+def _dashed(match: re.Match) -> str:
+    year, month, day = match.groups()
+    return f"{year}-{int(month):02d}-{int(day):02d}"
+
+
 def _parse_time(value: str, where: str, name: str = "time") -> datetime:
     """ISO 8601 (a time without a zone is UTC), Unix seconds or Unix milliseconds."""
     text = value.strip()
@@ -122,6 +132,9 @@ def _parse_time(value: str, where: str, name: str = "time") -> datetime:
             return datetime.fromtimestamp(number, tz=UTC)
         except (ValueError, OverflowError, OSError):
             pass
+    # Exports write "2010/09/21 15:47:00" and "2010-09-21 15:47:00 UTC"; a day-first or
+    # month-first date ("09/21/2010") is ambiguous and stays an error.
+    text = _UTC_SUFFIX.sub("+00:00", _YEAR_FIRST_SLASHES.sub(_dashed, text))
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:

@@ -375,6 +375,21 @@ def test_a_learner_log_with_its_own_column_names_reads_like_ours(tmp_path):
     )
     assert evaluation.read_log(export) == evaluation.read_log(ours)
     assert evaluation.read_log(jsonl) == evaluation.read_log(ours)
+    # Year-first dates with slashes, and a zone written as a word, as exports write them.
+    slashed = tmp_path / "slashed.csv"
+    slashed.write_text(
+        "user_id,skill_name,correct,timestamp\n"
+        "u7,Fractions,1,2026/1/1 10:00:00\n"
+        "u7,Fractions,0,2026-01-01 10:01:00 UTC\n"
+    )
+    assert evaluation.read_log(slashed) == evaluation.read_log(ours)
+
+
+def test_a_month_or_day_first_date_is_refused_as_ambiguous(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("student,concept,verdict,time\ns,c,right,01/02/2026 10:00\n")
+    with pytest.raises(evaluation.LogError, match="line 2: field 'time' is not an ISO 8601"):
+        evaluation.read_log(path)
 
 
 def test_a_log_without_a_column_or_an_alias_of_it_names_the_column(tmp_path):
