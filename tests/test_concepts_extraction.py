@@ -882,6 +882,18 @@ def test_a_capitalised_term_the_file_writes_in_lower_case_in_the_plural_is_no_pr
     assert "Wells" not in names
 
 
+def test_a_joined_word_with_a_lower_case_part_is_a_term_however_it_is_capitalised():
+    # Never written in lower case, but a name capitalises every part ("Gay-Lussac").
+    extraction = _extract(
+        "An **X-ray** image shows bone. Blood that is **HIV-positive** carries antibodies. "
+        "As **Gay-Lussac** found, gases combine in simple ratios; the **molar volume** is "
+        "the same for all.\n"
+    )
+    names = {c.name for c in extraction.concepts}
+    assert {"X-ray", "HIV-positive", "Molar volume"} <= names
+    assert "Gay-Lussac" not in names
+
+
 def test_a_term_defined_after_a_closing_parenthesis_and_before_an_aside_is_defined():
     # The sentence starts after ".)"; the aside in parentheses does not hide the copula.
     extraction = _extract(

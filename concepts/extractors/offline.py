@@ -637,6 +637,10 @@ def _is_proper_name(name: str, text: str) -> bool:
     alphabetic = [w for w in words if w[:1].isalpha()]
     if not alphabetic or not all(w[:1].isupper() for w in alphabetic):
         return False
+    # A name capitalises every part of a joined word ("Gay-Lussac", "Coca-Cola"); a
+    # term's joined word may not ("X-ray", "HIV-positive").
+    if any(part[:1].islower() for w in alphabetic for part in w.split("-")[1:]):
+        return False
     lowered = name[:1].lower() + name[1:] if len(name.split()) == 1 else name.lower()
     # Or its plural: "**Astrocyte** cells, named for …" where the file writes "astrocytes".
     # (Not a singular: "Wells" is a name however often the file writes "well".)
