@@ -10,7 +10,10 @@ In order, exact names only (the concept map's own key decides what "the same nam
    a belief about "ask me the questions" would be invented;
 4. otherwise the topic is a phrase, and the tutor's own assessment text usually names the
    concept: the longest concept name found in it (whole words) wins;
-5. failing that, a concept name inside the topic phrase itself ("osmosis in plant cells").
+5. failing that, the topic phrase's leading words, up to its first function word, if
+   they are a concept's name ("osmosis in plant cells" -> "osmosis"). Never a name found
+   further in: on a real map "separation of powers" would become a belief about "Power"
+   and "cell division" one about "Cell".
 
 Cue words are data in `tutorbrain/language/data/<code>.py`; this module holds no list.
 
@@ -190,10 +193,30 @@ class ConceptRouter:
         concept = self.named_in(assessment)
         if concept is not None:
             return Routing(concept=concept, route=Route.ASSESSMENT, topic_used=topic)
-        concept = self.named_in(topic)
+        leading = leading_words(topic)
+        concept = self.by_name(leading) if leading else None
         if concept is not None:
-            return Routing(concept=concept, route=Route.TOPIC_PHRASE, topic_used=topic)
+            return Routing(concept=concept, route=Route.TOPIC_PHRASE, topic_used=leading)
         return Routing(concept=None, route=Route.UNLINKED, topic_used=topic)
+
+
+def leading_words(phrase: str) -> str:
+    """The phrase's words as written from its start (past a leading article) to its
+    first function word (any language's stop words): "the osmosis in plant cells" ->
+    "osmosis", "estado de oxidación" -> "estado"."""
+    articles = language.cue_set("leading_articles")
+    stop = language.stop_words()
+    start = end = None
+    for match in _TOKEN.finditer(phrase):
+        word = " ".join(language.words(match.group()))
+        if start is None:
+            if word not in articles:
+                start, end = match.start(), match.end()
+        elif word in stop:
+            break
+        else:
+            end = match.end()
+    return "" if start is None else phrase[start:end]
 
 
 def route_check(*, subject: Subject, topic: str, assessment: str = "") -> Routing:

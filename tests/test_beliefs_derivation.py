@@ -111,6 +111,26 @@ def test_a_topic_that_names_nothing_stays_unlinked(pair, derive):
     )
 
 
+def test_a_phrase_topic_is_routed_by_its_leading_name_never_by_a_name_further_in(pair):
+    osmosis = make_concept(pair.subject, "Osmosis")
+    osmose = make_concept(pair.subject, "Osmose")
+    for generic in ["Power", "Cell", "Oxidación", "ATP"]:
+        make_concept(pair.subject, generic)
+    for topic, concept, used in [
+        ("osmosis in plant cells", osmosis, "osmosis"),
+        ("the osmosis of water", osmosis, "osmosis"),
+        ("l'osmose dans les plantes", osmose, "l'osmose"),
+    ]:
+        routing = route_check(subject=pair.subject, topic=topic)
+        assert (routing.route, routing.concept, routing.topic_used) == (
+            Route.TOPIC_PHRASE, concept, used,
+        ), topic  # fmt: skip
+    # A map's generic names inside a phrase are not what the check was about.
+    for topic in ["separation of powers", "cell division", "estado de oxidación", "role of ATP"]:
+        routing = route_check(subject=pair.subject, topic=topic)
+        assert routing.concept is None, topic
+
+
 def test_utterance_detection_keeps_real_topics_as_topics():
     for topic in ["water moving through a membrane", "Ley de Ohm", "O ciclo da água", "الخلية"]:
         assert not reads_like_utterance(topic), topic
