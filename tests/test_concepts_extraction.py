@@ -882,6 +882,24 @@ def test_a_capitalised_term_the_file_writes_in_lower_case_in_the_plural_is_no_pr
     assert "Wells" not in names
 
 
+def test_a_reference_whose_link_text_was_dropped_leaves_no_empty_parenthesis():
+    # OpenStax's converter drops a figure link's text: "(see )", "()" remain.
+    extraction = _extract(
+        "The **frontal sinus** lies above the eyebrows (see ). Nervous tissue holds the "
+        "**neuron** and **neuroglia** (). The **sacroiliac joint** is firm (see Figure "
+        "8.2). Cells store energy as **adenosine triphosphate** (ATP) and the **fracture "
+        "hematoma** (a) forms.\n\nEl **metro** (m) es la unidad de longitud (ver y ).\n"
+    )
+    summaries = {c.name: c.summary for c in extraction.concepts}
+    assert summaries["Frontal sinus"] == "The frontal sinus lies above the eyebrows."
+    assert summaries["Neuron"].endswith("the neuron and neuroglia.")
+    assert summaries["Metro"] == "El metro (m) es la unidad de longitud."
+    # A reference that still says where, an abbreviation, a panel letter: kept.
+    assert "(see Figure 8.2)" in summaries["Sacroiliac joint"]
+    assert "(ATP)" in summaries["Adenosine triphosphate"]
+    assert "hematoma (a) forms" in summaries["Fracture hematoma"]
+
+
 def test_a_joined_word_with_a_lower_case_part_is_a_term_however_it_is_capitalised():
     # Never written in lower case, but a name capitalises every part ("Gay-Lussac").
     extraction = _extract(

@@ -761,6 +761,7 @@ class OfflineExtractor:
             name: str, strength: int, definition: str, page: int, block_text: str, alias: str = ""
         ) -> None:
             name = _plain_name(_TRAILING_MATH.sub("", _LEADING_MATH_LETTER.sub(r"\1 ", name)))
+            definition = _without_dropped_references(definition)
             # "interquartile range (IQR)": one concept, the abbreviation another name of it;
             # "ATP (adenosine triphosphate)" likewise. Any other parenthesis is dropped.
             for inner in _PARENTHESIS.findall(name):
@@ -1029,6 +1030,23 @@ def _defines_nothing(heading: str) -> bool:
 @cache
 def _section_words() -> frozenset[str]:
     return _phrases_of("non_definition_sections")
+
+
+def _without_dropped_references(text: str) -> str:
+    """ "… within the frontal bone (see )." -> "… within the frontal bone.": a parenthesis
+    left empty, or with nothing but reference words ("see", "Figure": `reference_words`)
+    and function words, where a converter dropped a link's text. "(see Figure 4.2)" and
+    "(ATP)" stay."""
+    references, stop = _words_of("reference_words"), language.stop_words()
+
+    def kept(match: re.Match) -> str:
+        words = tokens(match.group(1))
+        dropped = not words or (
+            not references.isdisjoint(words) and all(w in references or w in stop for w in words)
+        )
+        return "" if dropped else match.group(0)
+
+    return _PARENTHESIS.sub(kept, text)
 
 
 def _first_sentence(text: str) -> str:

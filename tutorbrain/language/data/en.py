@@ -357,6 +357,16 @@ DATA = {
     # …**", "**Table**", "**Exercise**"): a file with one is a book's section, and its
     # bold marks terms even when the section introduces only one or two. (Not "Note" or
     # "Example": a student's notes have those lines too, and their bold is emphasis.)
+    # Words of a reference to a figure or table whose link text a converter dropped: a
+    # definition's "(see )", "(Figure )" is removed.
+    "reference_words": [
+        "see",
+        "figure",
+        "figures",
+        "fig",
+        "table",
+        "tables",
+    ],
     "layout_labels": [
         "figure",
         "table",

@@ -317,6 +317,17 @@ DATA = {
     ],
     # La primera palabra de una etiqueta que un libro maquetado pone en su propia línea
     # ("**Figura 2.1 …**", "**Tabla**"): su negrita marca términos.
+    # Palabras de una referencia a una figura o tabla cuyo enlace se perdió: "(ver )",
+    # "(Figura )" se quita de una definición.
+    "reference_words": [
+        "ver",
+        "véase",
+        "vea",
+        "figura",
+        "figuras",
+        "tabla",
+        "tablas",
+    ],
     "layout_labels": [
         "figura",
         "tabla",

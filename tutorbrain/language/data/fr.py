@@ -293,6 +293,15 @@ DATA = {
     ],
     # Le premier mot d'une étiquette qu'un livre mis en page place sur sa propre ligne
     # (« **Figure 2.1 …** », « **Tableau** ») : son gras marque des termes.
+    # Mots d'un renvoi à une figure ou un tableau dont le lien a disparu : « (voir ) »,
+    # « (Figure ) » sont retirés d'une définition.
+    "reference_words": [
+        "voir",
+        "figure",
+        "figures",
+        "tableau",
+        "tableaux",
+    ],
     "layout_labels": [
         "figure",
         "tableau",

@@ -299,6 +299,17 @@ DATA = {
     ],
     # A primeira palavra de um rótulo que um livro diagramado põe numa linha própria
     # ("**Figura 2.1 …**", "**Tabela**"): o seu negrito marca termos.
+    # Palavras de uma referência a figura ou tabela cujo link se perdeu: "(ver )",
+    # "(Figura )" sai de uma definição.
+    "reference_words": [
+        "ver",
+        "veja",
+        "vide",
+        "figura",
+        "figuras",
+        "tabela",
+        "tabelas",
+    ],
     "layout_labels": [
         "figura",
         "tabela",
