@@ -994,6 +994,30 @@ def test_where_a_file_sets_no_ones_name_in_bold_its_bold_names_of_events_are_ter
     assert {"Encomienda", "Mercantilism"} <= names
 
 
+def test_a_full_name_in_bold_that_the_file_calls_by_its_last_word_is_a_person():
+    # A book may bold a person's whole name, then call them by the surname.
+    names = {
+        c.name
+        for c in _extract(
+            "**Adam Smith** described the **division of labor**. Smith argued that "
+            "markets coordinate work, as the economist Smith's readers knew. **Karl Marx** "
+            "saw **class conflict** instead; later writers revisited Marx. The **Great "
+            "Depression** began in 1929, and the **Federal Reserve** raised rates during "
+            "the Depression. The **Civil Rights Act** followed the **Mann Act**; the Act "
+            "changed hiring. El **Sistema Internacional** o **Unidades SI**: el sistema SI.\n"
+        ).concepts
+    }
+    assert not names & {"Adam Smith", "Karl Marx"}
+    # An event, a body or a law is called "the Depression", "the Act", "Civil Rights
+    # Act": never its last word alone.
+    assert {
+        "Division of labor", "Class conflict", "Great Depression", "Federal Reserve",
+        "Civil Rights Act", "Mann Act", "Unidades SI",
+    } <= names  # fmt: skip
+    # HISTORY's events are kept, its line "drawn at Tordesillas" notwithstanding.
+    assert "Columbian Exchange" in {c.name for c in _extract(HISTORY).concepts}
+
+
 def test_an_italic_plural_of_the_files_own_term_is_no_assumption():
     by_name = {
         c.name: c
