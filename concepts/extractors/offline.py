@@ -575,7 +575,6 @@ def _before_aside(name: str) -> str:
 
 
 @cache
-@cache
 def _articles_of(code: str) -> frozenset[str]:
     """The articles of the file's language ("the", "a", "an"), or of every language
     when it is not one of ours: Portuguese "as" is an article, English "As" is not."""
@@ -585,6 +584,7 @@ def _articles_of(code: str) -> frozenset[str]:
     return frozenset(w for p in language.data(code).get("leading_articles", []) for w in tokens(p))
 
 
+@cache
 def _joining() -> frozenset[str]:
     """Words that may stand inside a name: articles and joining words ("of the")."""
     return _articles() | _words_of("name_joining_words")
@@ -724,8 +724,9 @@ def _named_by_last_word(name: str, text: str, articles: frozenset[str]) -> bool:
         return False  # "Unidades SI": a surname is no acronym
     stop = language.stop_words()
     for match in re.finditer(rf"(?<!\w){re.escape(last)}(?!\w)", text):
-        previous = text[: match.start()].split()[-1:]
-        following = text[match.end() :].split()[:1]
+        # The words on either side, from a window (not the whole file's text each time).
+        previous = text[max(0, match.start() - 80) : match.start()].split()[-1:]
+        following = text[match.end() : match.end() + 80].split()[:1]
         if following and following[0][:1].isupper():
             continue  # "Smith Act", another name
         if not previous or previous[0][-1:] in ".!?":
