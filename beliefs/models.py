@@ -261,6 +261,7 @@ class Rederivation(AppendOnlyModel):
         TASK = "task", "Celery task"
         SERVICE = "service", "service call"
         NIGHTLY = "nightly", "nightly cycle, after a learning fit"
+        MAP = "map", "nightly cycle, after the map gained a check's concept"
 
     pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="rederivations")
     requested_by = models.ForeignKey(

@@ -142,6 +142,26 @@ def pairs_with_current_beliefs(*, subject_ids: Sequence[int]) -> list[int]:
     )
 
 
+def checks_waiting_for_a_concept(*, map_changed_since: datetime) -> dict[int, list[tuple]]:
+    """Checks linked to no belief, in the subjects whose map was recomputed since the
+    given time (a map that did not change routes nothing new): subject id -> [(pair id,
+    topic, assessment)]. Utterances are among them; the router tells them apart."""
+    rows = (
+        Episode.objects.filter(
+            kind=Episode.Kind.CHECK,
+            pair__subject__map__computed_at__gte=map_changed_since,
+        )
+        .exclude(pk__in=BeliefEvidence.objects.values("episode_id"))
+        .order_by("pair__subject_id", "pair_id", "seq")
+        .values_list("pair__subject_id", "pair_id", "topic", "evidence")
+    )
+    waiting: dict[int, list[tuple]] = {}
+    for subject_id, pair_id, topic, evidence in rows:
+        assessment = str((evidence or {}).get("assessment", ""))
+        waiting.setdefault(subject_id, []).append((pair_id, topic, assessment))
+    return waiting
+
+
 def pair_own_counts(*, pair_id: int) -> dict[int, tuple[float, int]]:
     """(right, checks) per concept from the pair's current beliefs: the student's level on
     the subject (beliefs.rules.PriorTable.for_student). One query."""

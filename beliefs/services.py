@@ -22,6 +22,7 @@ from beliefs import learning, rules
 from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import ConceptRouter, Route
 from beliefs.selectors import (
+    checks_waiting_for_a_concept,
     concept_priors,
     pair_own_counts,
     pairs_with_current_beliefs,
@@ -30,7 +31,7 @@ from beliefs.selectors import (
 from concepts.models import Concept
 from concepts.services import concept_confirm_by_check
 from memory.errors import InvalidInput
-from memory.models import Episode, Pair
+from memory.models import Episode, Pair, Subject
 from memory.services import advisory_lock_key
 
 logger = logging.getLogger(__name__)
@@ -772,6 +773,38 @@ def beliefs_rederive_after_fits(
     else:
         beliefs_rederive_many(pair_ids=pair_ids, now=now, source=Rederivation.Source.NIGHTLY)
     return pair_ids
+
+
+def beliefs_link_waiting_checks(
+    *,
+    map_changed_since: datetime,
+    now: datetime | None = None,
+    queue: bool = False,
+    rederived: Iterable[int] = (),
+) -> list[int]:
+    """Re-derive the pairs that hold a check the map could not route when it came and
+    can now (R-4.4: a check on "separation of powers" before any file named it), in the
+    subjects whose map changed since `map_changed_since`; the re-derivation links it.
+    Pairs in `rederived` (already re-derived tonight) are left alone. One transaction per
+    pair, or Celery tasks with `queue`. Returns the pairs."""
+    pair_ids: set[int] = set(rederived)
+    for subject_id, checks in checks_waiting_for_a_concept(
+        map_changed_since=map_changed_since
+    ).items():
+        router = ConceptRouter(Subject.objects.get(pk=subject_id))
+        pair_ids |= {
+            pair_id
+            for pair_id, topic, assessment in checks
+            if pair_id not in pair_ids and router.route(topic=topic, assessment=assessment).linked
+        }
+    ordered = sorted(pair_ids - set(rederived))
+    if not ordered:
+        return []
+    if queue:
+        beliefs_rederive_schedule(pair_ids=ordered, source=Rederivation.Source.MAP)
+    else:
+        beliefs_rederive_many(pair_ids=ordered, now=now, source=Rederivation.Source.MAP)
+    return ordered
 
 
 def beliefs_fit_learning_all(*, now: datetime | None = None) -> list[BeliefLearningFit]:

@@ -13,6 +13,7 @@ from django.core.management.commands import flush
 from rest_framework.test import APIClient
 
 from memory.services import api_key_create
+from tests.beliefs_helpers import append_check
 from tests.factories import OrganizationFactory, PairFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +73,18 @@ def setup(transactional_db):
 @pytest.fixture
 def pair(organization):
     return PairFactory(student__organization=organization, subject__organization=organization)
+
+
+@pytest.fixture
+def derive(django_capture_on_commit_callbacks):
+    """Append a check through the real service and run the after-commit derivation, as
+    in production (the beliefs tests)."""
+
+    def _append(pair, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return append_check(pair, **kwargs)
+
+    return _append
 
 
 class CeleryWorker:

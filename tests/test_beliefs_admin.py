@@ -12,17 +12,8 @@ from django.urls import reverse
 
 from beliefs.models import Belief, Rederivation
 from beliefs.selectors import belief_chain, beliefs_current
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 from tutorbrain.groups import MEMORY_STAFF
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from beliefs.selectors import belief_chain, beliefs_current, beliefs_due_for_dec
 from beliefs.services import belief_decay, beliefs_derive_from_checks
 from concepts.models import READINESS_CONFIRMED, Concept
 from memory.models import Episode
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 
 UTTERANCES = [
     "ask me the questions",
@@ -21,17 +21,6 @@ UTTERANCES = [
     "explique-moi encore",
     "اشرح لي مرة أخرى",
 ]
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    """Append checks and run the after-commit derivation, as in production."""
-
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 @pytest.mark.parametrize("utterance", UTTERANCES)

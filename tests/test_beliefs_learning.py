@@ -26,7 +26,7 @@ from memory.services import (
     pair_get_or_create,
     student_get_or_create,
 )
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 from tutorbrain.nightly import cycle
 
 SMALL = replace(SETTINGS["default"], students=120, concepts=8)
@@ -131,15 +131,6 @@ def test_decay_under_a_learning_model_moves_towards_its_prior_without_flipping()
 
 
 # --- Through the database ------------------------------------------------------------
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 def _class_that_learns(pair, derive, *, students: int = 24):

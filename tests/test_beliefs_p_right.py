@@ -12,17 +12,8 @@ from beliefs import rules
 from beliefs.selectors import beliefs_current, concept_priors
 from beliefs.services import belief_decay, beliefs_rederive
 from memory.services import pair_get_or_create, student_get_or_create
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 from tutorbrain.block.build import memory_block_build
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 def _classmates(pair, count: int):

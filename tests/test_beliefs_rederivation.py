@@ -23,17 +23,8 @@ from beliefs.services import (
 )
 from memory.hashing import episode_hash, fields_of
 from memory.models import GENESIS_HASH, Episode, Pair
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 from tests.conftest import ROOT
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 @pytest.fixture

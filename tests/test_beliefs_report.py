@@ -12,20 +12,11 @@ from beliefs.selectors import checks_sentence, pair_report
 from beliefs.services import beliefs_rederive
 from memory.models import AnswerStance
 from memory.services import episode_append
-from tests.beliefs_helpers import T0, append_check, days, make_concept
+from tests.beliefs_helpers import T0, days, make_concept
 from tests.factories import PairFactory
 from tutorbrain.groups import MEMORY_STAFF
 
 HONEST = "32 checks are on record, but none could be linked to a concept in the map yet."
-
-
-@pytest.fixture
-def derive(django_capture_on_commit_callbacks):
-    def _append(pair, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return append_check(pair, **kwargs)
-
-    return _append
 
 
 @pytest.fixture

@@ -31,7 +31,11 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from beliefs.selectors import beliefs_due_for_decay
-from beliefs.services import beliefs_fit_learning_all, beliefs_rederive_after_fits
+from beliefs.services import (
+    beliefs_fit_learning_all,
+    beliefs_link_waiting_checks,
+    beliefs_rederive_after_fits,
+)
 from memory.models import Episode, Pair
 from memory.services import advisory_lock_key
 from tutorbrain.models import NightlyRun
@@ -326,6 +330,7 @@ class FanOut:
     # Subjects whose learning model (beliefs.learning) was fitted tonight.
     learning_fits: int = 0
     rederived_pairs: int = 0  # pairs re-derived after their subject's fit
+    linked_pairs: int = 0  # pairs re-derived for checks the grown map now routes
 
 
 def fan_out_prepare(*, day: dt.date, pair_ids: list[int] | None = None) -> list[int]:
@@ -358,7 +363,7 @@ def night_run(
     With `enqueue`, each pair's cycle is handed to it (the Celery fan-out); without, the
     cycles run here, one after the other.
     """
-    _, end = services.day_bounds(day)
+    start, end = services.day_bounds(day)
     snapshot = services.calibration_all_pairs_write(day=day, now=end)
     fits = beliefs_fit_learning_all(now=end)
     # A subject's first fit (or one from twice the checks) re-derives its beliefs, before
@@ -369,6 +374,15 @@ def night_run(
     except Exception:
         logger.exception("re-derivation after tonight's learning fits failed")
         relearnt = []
+    # Checks that came before the map had their concept (a file read that day added it)
+    # become beliefs now, by the same re-derivation. A failure costs no pair its night.
+    try:
+        linked = beliefs_link_waiting_checks(
+            map_changed_since=start, now=end, queue=enqueue is not None, rederived=relearnt
+        )
+    except Exception:
+        logger.exception("linking the checks that waited for a concept failed")
+        linked = []
     todo = fan_out_prepare(day=day, pair_ids=pair_ids)
     for pair_id in todo:
         if enqueue is not None:
@@ -382,4 +396,5 @@ def night_run(
         all_pairs_snapshot_id=snapshot.pk,
         learning_fits=len(fits),
         rederived_pairs=len(relearnt),
+        linked_pairs=len(linked),
     )
