@@ -20,7 +20,7 @@ from django.db.models import (
 from beliefs import learning, rules
 from beliefs.models import Belief, BeliefEvidence, BeliefLearningFit, Rederivation
 from beliefs.routing import reads_like_utterance
-from concepts.models import Concept
+from concepts.models import Concept, SubjectMap
 from memory.models import Episode, Pair
 from memory.selectors import answers_unanswerable
 
@@ -146,12 +146,17 @@ def checks_waiting_for_a_concept(*, map_changed_since: datetime) -> dict[int, li
     """Checks linked to no belief, in the subjects whose map was recomputed since the
     given time (a map that did not change routes nothing new): subject id -> [(pair id,
     topic, assessment)]. Utterances are among them; the router tells them apart."""
-    rows = (
-        Episode.objects.filter(
-            kind=Episode.Kind.CHECK,
-            pair__subject__map__computed_at__gte=map_changed_since,
+    subject_ids = list(
+        SubjectMap.objects.filter(computed_at__gte=map_changed_since).values_list(
+            "subject_id", flat=True
         )
-        .exclude(pk__in=BeliefEvidence.objects.values("episode_id"))
+    )
+    if not subject_ids:
+        return {}  # most nights: no map changed, no check is read
+    rows = (
+        Episode.objects.filter(kind=Episode.Kind.CHECK, pair__subject_id__in=subject_ids)
+        # An anti-join on the link's index, not NOT IN over every link of the database.
+        .exclude(Exists(BeliefEvidence.objects.filter(episode_id=OuterRef("pk"))))
         .order_by("pair__subject_id", "pair_id", "seq")
         .values_list("pair__subject_id", "pair_id", "topic", "evidence")
     )
