@@ -143,9 +143,10 @@ def pairs_with_current_beliefs(*, subject_ids: Sequence[int]) -> list[int]:
 
 
 def checks_waiting_for_a_concept(*, map_changed_since: datetime) -> dict[int, list[tuple]]:
-    """Checks linked to no belief, in the subjects whose map was recomputed since the
-    given time (a map that did not change routes nothing new): subject id -> [(pair id,
-    topic, assessment)]. Utterances are among them; the router tells them apart."""
+    """Checks no current belief cites (as `checks_unlinked` counts them), in the subjects
+    whose map was recomputed since the given time (a map that did not change routes
+    nothing new): subject id -> [(pair id, topic, assessment)]. Utterances are among
+    them; the router tells them apart."""
     subject_ids = list(
         SubjectMap.objects.filter(computed_at__gte=map_changed_since).values_list(
             "subject_id", flat=True
@@ -155,8 +156,8 @@ def checks_waiting_for_a_concept(*, map_changed_since: datetime) -> dict[int, li
         return {}  # most nights: no map changed, no check is read
     rows = (
         Episode.objects.filter(kind=Episode.Kind.CHECK, pair__subject_id__in=subject_ids)
-        # An anti-join on the link's index, not NOT IN over every link of the database.
-        .exclude(Exists(BeliefEvidence.objects.filter(episode_id=OuterRef("pk"))))
+        # As checks_unlinked counts them; an anti-join on the link's index.
+        .exclude(_cited_by_a_current_belief())
         .order_by("pair__subject_id", "pair_id", "seq")
         .values_list("pair__subject_id", "pair_id", "topic", "evidence")
     )
@@ -425,16 +426,22 @@ def _change_sentence(before: Belief, after: Belief) -> str:
     return f"New evidence changed “{old}” to “{new}”."
 
 
+def _cited_by_a_current_belief() -> Exists:
+    """For an episode query: some current belief (not a retirement) cites the episode."""
+    return Exists(
+        BeliefEvidence.objects.filter(
+            episode=OuterRef("pk"), belief__superseded_by__isnull=True
+        ).exclude(belief__reason=Belief.Reason.RETIREMENT)
+    )
+
+
 def checks_unlinked(*, pair: Pair, before: datetime | None = None):
     """The pair's checks no current belief cites (R-4.6, R-7.6): their topic routed to no
     concept, or only a retired belief cites them (its concept left the map)."""
-    linked = BeliefEvidence.objects.filter(
-        episode=OuterRef("pk"), belief__superseded_by__isnull=True
-    ).exclude(belief__reason=Belief.Reason.RETIREMENT)
     checks = Episode.objects.filter(pair=pair, kind=Episode.Kind.CHECK)
     if before is not None:
         checks = checks.filter(occurred_at__lt=before)
-    return checks.exclude(Exists(linked))
+    return checks.exclude(_cited_by_a_current_belief())
 
 
 def pair_report(*, pair: Pair) -> PairReport:
