@@ -575,16 +575,6 @@ def _before_aside(name: str) -> str:
 
 
 @cache
-def _articles_of(code: str) -> frozenset[str]:
-    """The articles of the file's language ("the", "a", "an"), or of every language
-    when it is not one of ours: Portuguese "as" is an article, English "As" is not."""
-    code = code[:2].lower()
-    if code not in language.languages():
-        return _articles()
-    return frozenset(w for p in language.data(code).get("leading_articles", []) for w in tokens(p))
-
-
-@cache
 def _joining() -> frozenset[str]:
     """Words that may stand inside a name: articles and joining words ("of the")."""
     return _articles() | _words_of("name_joining_words")
@@ -696,19 +686,19 @@ def _bolds_people(lines: list[_Line]) -> bool:
     return False
 
 
-def _may_be_someone(name: str, text: str, articles: frozenset[str]) -> bool:
+def _may_be_someone(name: str, text: str) -> bool:
     """In a file that bolds nobody's name: whether a capitalised name may still be a
     person's. One word may be a surname ("**Pauling**"), unless it is the plural of a
     capitalised word the file writes too: a group ("**Puritans**" where the file writes
     "a Puritan minister", "**Quakers**" and "Quaker"). Two words or more name an event,
     a treaty or a movement ("the **Columbian Exchange**")."""
     if len(name.split()) > 1:
-        return _named_by_last_word(name, text, articles)
+        return _named_by_last_word(name, text)
     singulars = [w for w in word_variants(name) if len(w) < len(name) and w[:1].isupper()]
     return not any(_written(singular, text) for singular in singulars)
 
 
-def _named_by_last_word(name: str, text: str, articles: frozenset[str]) -> bool:
+def _named_by_last_word(name: str, text: str) -> bool:
     """Whether a name of two or three capitalised words is someone's: the file also
     calls it by its last word alone, as a text calls a person by the surname ("Smith
     argued", "as economist Smith wrote"): opening a sentence or after a lower-case
@@ -731,8 +721,8 @@ def _named_by_last_word(name: str, text: str, articles: frozenset[str]) -> bool:
             continue  # "Smith Act", another name
         if not previous or previous[0][-1:] in ".!?":
             return True
-        word = previous[0].casefold()
-        if previous[0][:1].islower() and word not in stop and word not in articles:
+        # Every language's articles are among its stop words.
+        if previous[0][:1].islower() and previous[0].casefold() not in stop:
             return True
     return False
 
@@ -790,7 +780,6 @@ class OfflineExtractor:
         rejected: list[str] = []
         order: list[str] = []
         marked = _is_marked(lines)
-        articles = _articles_of(language)
         # Read only when a proper name needs it (most files have none): a second pass.
         bolds_people = cache(lambda: _bolds_people(lines))
         plain_text = _plain("\n".join(line.text for line in lines if not line.label))
@@ -880,7 +869,7 @@ class OfflineExtractor:
                         if (
                             not (initial and strength == DEFINED)
                             and _is_proper_name(bare, prose)
-                            and (_may_be_someone(bare, prose, articles) or bolds_people())
+                            and (_may_be_someone(bare, prose) or bolds_people())
                         ):
                             continue
                         if _continues_a_name(sentence, start, name):
