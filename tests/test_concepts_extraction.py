@@ -852,6 +852,16 @@ def test_a_bold_surname_after_a_given_name_or_title_is_a_person_not_a_concept():
     # A file that marks too few terms to count as marked is read the same way.
     unmarked = _extract("In 1986 Senator Barbara **Mikulski** of Maryland won a seat.\n")
     assert "Mikulski" not in {c.name for c in unmarked.concepts}
+    # A middle initial ends no sentence and is part of the name: "**Kennedy** is …" is
+    # not a sentence that defines Kennedy.
+    initial = _extract(
+        "President John F. **Kennedy** is remembered for the **New Frontier** agenda. "
+        "Patients take vitamin D. **Calcitriol** is its active form.\n"
+    )
+    names = {c.name for c in initial.concepts}
+    assert "Kennedy" not in names and "Calcitriol" in names
+    calcitriol = next(c for c in initial.concepts if c.name == "Calcitriol")
+    assert calcitriol.defines and calcitriol.summary.startswith("Calcitriol is")
 
 
 def test_a_bold_term_on_its_own_line_inside_a_paragraph_is_a_term_not_a_label():

@@ -119,9 +119,20 @@ _LEADING_ASIDE = re.compile(r"^\s*\([^()]*\)")
 _PARENTHESIS = re.compile(r"\s*\(([^()]*)\)")
 # No sentence ends at a genus abbreviated before its species: "E. coli", "S. aureus".
 _NOT_A_GENUS = r"(?!(?<=(?<!\w)[A-Z]\.)\s+[a-z])"
-_SENTENCE_SPLIT = re.compile(r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))" + _NOT_A_GENUS + r"\s+")
+# Nor at a middle initial: "Donald J. **Trump** is …", "John F. Kennedy" (a given name of
+# 2-12 letters, one lookbehind per length: Python's are of fixed width).
+_NOT_AN_INITIAL = (
+    "(?!(?:"
+    + "|".join(rf"(?<=(?<!\w)[A-Z][a-z]{{{n}}} [A-Z]\.)" for n in range(1, 12))
+    + r")\s+[*_]*[A-Z])"
+)
+_SENTENCE_SPLIT = re.compile(
+    r"(?:(?<=[.!?؟])|(?<=[.!?؟][)\]”’\"]))" + _NOT_A_GENUS + _NOT_AN_INITIAL + r"\s+"
+)
 # Definitions are looked for per clause too: "the genotype is ...; the phenotype is ...".
-_CLAUSE_SPLIT = re.compile(r"(?:(?<=[.!?؟;؛])|(?<=[.!?؟;؛][)\]”’\"]))" + _NOT_A_GENUS + r"\s+")
+_CLAUSE_SPLIT = re.compile(
+    r"(?:(?<=[.!?؟;؛])|(?<=[.!?؟;؛][)\]”’\"]))" + _NOT_A_GENUS + _NOT_AN_INITIAL + r"\s+"
+)
 _MD_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 _ADDRESS = re.compile(r"\S*(?:://|www\.|\.(?:com|org|edu|gov|net)\b)\S*|\S+/\S+")
 # What a bold term's name loses at its ends.
@@ -739,6 +750,8 @@ def _continues_a_name(sentence: str, start: int, term: str) -> bool:
     if len(words) < 2 or not sentence[:start].endswith(" "):
         return False
     before = words[-1]
+    if re.fullmatch(r"[A-Z]\.", before):
+        before = words[-2]  # a middle initial: "Donald J. **Trump**", "John F. **Kennedy**"
     return (
         before[:1].isupper()
         and before.isalpha()
