@@ -77,6 +77,43 @@ def normalize_text(text: str) -> str:
     return _fold_marks(text)
 
 
+def written_words(text: str) -> list[str]:
+    """Words as written, case-folded but keeping their accents: "É definido" -> ["é",
+    "definido"] (`tokens` folds them away)."""
+    return re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text).casefold())
+
+
+def _without_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+@cache
+def _accented_words(key: str) -> dict[str, frozenset[str]]:
+    """Words of the language data's `key` phrases that mean something else without their
+    accent: folded, Portuguese "é" ("is") is "e" ("and"), "são" is "sao". Folded form ->
+    the written forms; a word some phrase writes unaccented ("est", "es") is not here,
+    nor Arabic letter folding (ى/ي), which is spelling, not meaning."""
+    written: dict[str, set[str]] = {}
+    unaccented: set[str] = set()
+    for code in language.languages():
+        for phrase in language.data(code).get(key, []):
+            for word in written_words(phrase):
+                folded = " ".join(tokens(word))
+                if folded == word:
+                    unaccented.add(folded)
+                elif _without_accents(word) == folded:
+                    written.setdefault(folded, set()).add(word)
+    return {f: frozenset(w) for f, w in written.items() if f not in unaccented}
+
+
+def written_as(key: str, folded: list[str], written: list[str]) -> bool:
+    """Whether words that fold to the `key` phrase `folded` are written as it: "é", not
+    "e" ("Pedro e Maria estudam", "Ácidos e bases", "Keith E. Whittington")."""
+    accented = _accented_words(key)
+    pairs = zip(folded, written, strict=False)  # the written words may run short
+    return all(f not in accented or w in accented[f] for f, w in pairs)
+
+
 def tokens(text: str) -> list[str]:
     """Normalised word tokens ("L'Osmose" -> ["l", "osmose"]), Arabic articles removed."""
     normalized = normalize_text(text)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from concepts.naming import display_name, tokens
+from concepts.naming import display_name, tokens, written_as, written_words
 from concepts.validator import name_check
 from tutorbrain import language
 
@@ -107,7 +107,7 @@ def short_name(form: TeachingForm) -> str | None:
         pairs = pairs[1:]
     picked: list[str] = []
     for word, raw in pairs:
-        if picked and (word in copulas or word in articles or word in stops):
+        if picked and (_is_copula(word, raw, copulas) or word in articles or word in stops):
             break
         if word.isdigit() and not picked:
             continue
@@ -127,7 +127,12 @@ def subject_words(form: TeachingForm) -> list[str]:
     and the first concept named in it (mitochondria) is the one taught.
     """
     copulas = _words_of("definition_copulas")
-    for index, word in enumerate(form.rest):
-        if index > 0 and word in copulas:
+    for index, (word, raw) in enumerate(zip(form.rest, form.raw_rest, strict=True)):
+        if index > 0 and _is_copula(word, raw, copulas):
             return form.rest[:index]
     return list(form.rest)
+
+
+def _is_copula(word: str, raw: str, copulas: frozenset[str]) -> bool:
+    """A copula's word, written as one: Portuguese "é", not "e" ("and")."""
+    return word in copulas and written_as("definition_copulas", [word], written_words(raw)[:1])

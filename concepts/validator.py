@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from concepts.naming import tokens
+from concepts.naming import tokens, written_as, written_words
 from tutorbrain import language
 
 # A concept name is short: "Electron transport chain" has 3 words; 6 is generous.
@@ -173,11 +173,23 @@ def name_check(name: str) -> Verdict:
     if raw.lstrip().startswith("¿"):
         return Verdict(False, "a question, not a name")
     # "Osmosis is the movement of water": a copula inside means a statement.
-    if len(words) > 2 and any(
-        f" {c} " in f" {' '.join(words[1:])} " for c in _phrases("definition_copulas")
-    ):
+    if len(words) > 2 and _holds_a_copula(words, written_words(raw)):
         return Verdict(False, "a whole sentence, not a name")
     return Verdict(True)
+
+
+def _holds_a_copula(words: list[str], written: list[str]) -> bool:
+    """A copula after the first word, written as one: Portuguese "é", not "e" ("and":
+    "Ácidos e bases" is a name)."""
+    inner = words[1:]
+    for phrase in _phrases("definition_copulas"):
+        copula = phrase.split()
+        for i in range(len(inner) - len(copula) + 1):
+            if inner[i : i + len(copula)] == copula and written_as(
+                "definition_copulas", copula, written[1 + i : 1 + i + len(copula)]
+            ):
+                return True
+    return False
 
 
 def _fragment_check(raw: str, words: list[str]) -> Verdict:

@@ -51,6 +51,7 @@ def test_section_furniture_and_numbered_headings_in_five_languages_are_rejected(
         "How cells make energy",
         "Introduction to the cell",
         "The cell membrane controls what goes in and out of the cell",
+        "A osmose é a difusão da água",
     ],
 )
 def test_whole_sentences_and_heading_like_names_are_rejected(name):
@@ -62,6 +63,8 @@ def test_whole_sentences_and_heading_like_names_are_rejected(name):
     [
         "Osmosis", "Cell membrane", "ATP", "Bomba de sodio y potasio", "الميتوكوندريا",
         "pH", "LGBTQ+", "X-ray", "interquartile range (IQR)", "K+ channel", "ΔG",
+        # Portuguese "e" is "and"; only "é" is the copula "is".
+        "Ácidos e bases", "Oxidação e redução",
     ],
 )  # fmt: skip
 def test_concept_names_pass_the_validator(name):
@@ -1231,6 +1234,16 @@ def test_the_subject_of_is_called_is_a_description_not_the_term():
     text = "The hollow central region is called the medullary cavity.\n"
     names = _names(text)
     assert names == {"Medullary cavity"}
+
+
+def test_a_word_that_folds_to_a_copula_without_its_accent_defines_nothing():
+    # Folded, Portuguese "é" ("is") is "e" ("and"), and so is an initial "E.".
+    extraction = _extract(
+        "# A célula\n\nO Brasil e a Argentina exportam soja para a China. A mitocôndria é a "
+        "organela que produz energia. Pedro e Maria estudam biologia. A osmose é a difusão "
+        "da água através de uma membrana. Keith E. Whittington escreveu um livro.\n"
+    )
+    assert {c.name for c in extraction.concepts} == {"Mitocôndria", "Osmose"}
 
 
 def test_a_genus_abbreviated_before_its_species_ends_no_sentence():

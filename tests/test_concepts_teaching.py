@@ -91,6 +91,15 @@ def test_a_teaching_sentence_naming_no_concept_creates_a_short_named_taught_node
     assert len(node.name.split()) <= 3 and node.name != message
 
 
+def test_a_portuguese_and_is_no_copula_in_what_a_teaching_sentence_is_about():
+    from concepts.teaching import subject_words, teaching_form
+
+    form = teaching_form("Lembre-se de que ácidos e bases são substâncias opostas")
+    assert form is not None and subject_words(form) == ["acidos", "e", "bases"]
+    form = teaching_form("Lembre-se de que a osmose é a difusão da água")
+    assert form is not None and subject_words(form) == ["a", "osmose"]
+
+
 def test_the_same_teaching_message_applied_twice_writes_one_note(
     pair, mitochondria, django_capture_on_commit_callbacks
 ):

@@ -57,6 +57,8 @@ from concepts.naming import (
     key_tokens_text,
     same_but_number,
     tokens,
+    written_as,
+    written_words,
 )
 from concepts.validator import name_check, strip_heading_number
 from tutorbrain import language
@@ -450,7 +452,11 @@ def _term_before_copula(sentence: str) -> tuple[str, str, bool] | None:
     lowered = [" ".join(tokens(w)) for w in words]
     for end in range(1, min(TERM_MAX_WORDS + 2, len(words))):
         for copula in _copulas():
-            if lowered[end : end + len(copula)] == copula:
+            if lowered[end : end + len(copula)] == copula and written_as(
+                "definition_copulas",
+                copula,
+                [" ".join(written_words(w)) for w in words[end : end + len(copula)]],
+            ):
                 if copula in _introducing_phrases():
                     # "The hollow region is called the medullary cavity": the name
                     # comes after the phrase (`_terms_after_naming_phrase`), not before.
@@ -770,9 +776,12 @@ def _naming_context(sentence: str, start: int, end: int) -> bool:
     if rest[:1] in ("=", ":", "：") and rest[1:2] != "=":
         return True  # a note's "**Proton** = positive charge", "**Enzyme**: a protein …"
     after = tokens(_plain(rest))[:4]
+    written = written_words(_plain(rest))[:4]
     for copula in _copulas():
         for skip in range(0, 2):  # "**Osmosis**, or water diffusion, is": one aside word
-            if after[skip : skip + len(copula)] == copula:
+            if after[skip : skip + len(copula)] == copula and written_as(
+                "definition_copulas", copula, written[skip : skip + len(copula)]
+            ):
                 return True
     before = " ".join(tokens(_plain(sentence[:start]))[-4:])
     return any(
