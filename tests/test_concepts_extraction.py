@@ -915,12 +915,11 @@ def test_a_reference_whose_link_text_was_dropped_leaves_no_empty_parenthesis():
 
 def test_a_joined_word_with_a_lower_case_part_is_a_term_however_it_is_capitalised():
     # Never written in lower case, but a name capitalises every part ("Gay-Lussac").
-    extraction = _extract(
+    names = _names(
         "An **X-ray** image shows bone. Blood that is **HIV-positive** carries antibodies. "
         "As **Gay-Lussac** found, gases combine in simple ratios; the **molar volume** is "
         "the same for all.\n"
     )
-    names = {c.name for c in extraction.concepts}
     assert {"X-ray", "HIV-positive", "Molar volume"} <= names
     assert "Gay-Lussac" not in names
 
@@ -993,7 +992,7 @@ def test_where_a_file_sets_no_ones_name_in_bold_its_bold_names_of_events_are_ter
     names, never written in lower case. A file that does not set people's names in bold
     keeps those of two words or more, and a group's name (the plural of a capitalised word
     it writes too); another single capitalised word may be someone and is left out."""
-    names = {c.name for c in _extract(HISTORY).concepts}
+    names = _names(HISTORY)
     assert {
         "Columbian Exchange", "Treaty of Tordesillas", "Protestant Reformation",
         "Ninety-Five Theses", "Puritans", "Encomienda", "Mercantilism",
@@ -1002,24 +1001,21 @@ def test_where_a_file_sets_no_ones_name_in_bold_its_bold_names_of_events_are_ter
     # The same section with a person's surname in bold after his given name: its bold
     # names may be anyone's, as in a book that marks the people it mentions.
     bolds_a_person = HISTORY.replace("Martin Luther posted", "Martin **Luther** posted")
-    names = {c.name for c in _extract(bolds_a_person).concepts}
+    names = _names(bolds_a_person)
     assert not names & {"Columbian Exchange", "Treaty of Tordesillas", "Puritans", "Luther"}
     assert {"Encomienda", "Mercantilism"} <= names
 
 
 def test_a_full_name_in_bold_that_the_file_calls_by_its_last_word_is_a_person():
     # A book may bold a person's whole name, then call them by the surname.
-    names = {
-        c.name
-        for c in _extract(
-            "**Adam Smith** described the **division of labor**. Smith argued that "
-            "markets coordinate work, as the economist Smith's readers knew. **Karl Marx** "
-            "saw **class conflict** instead; later writers revisited Marx. The **Great "
-            "Depression** began in 1929, and the **Federal Reserve** raised rates during "
-            "the Depression. The **Civil Rights Act** followed the **Mann Act**; the Act "
-            "changed hiring. El **Sistema Internacional** o **Unidades SI**: el sistema SI.\n"
-        ).concepts
-    }
+    names = _names(
+        "**Adam Smith** described the **division of labor**. Smith argued that "
+        "markets coordinate work, as the economist Smith's readers knew. **Karl Marx** "
+        "saw **class conflict** instead; later writers revisited Marx. The **Great "
+        "Depression** began in 1929, and the **Federal Reserve** raised rates during "
+        "the Depression. The **Civil Rights Act** followed the **Mann Act**; the Act "
+        "changed hiring. El **Sistema Internacional** o **Unidades SI**: el sistema SI.\n"
+    )
     assert not names & {"Adam Smith", "Karl Marx"}
     # An event, a body or a law is called "the Depression", "the Act", "Civil Rights
     # Act": never its last word alone.
@@ -1028,7 +1024,7 @@ def test_a_full_name_in_bold_that_the_file_calls_by_its_last_word_is_a_person():
         "Civil Rights Act", "Mann Act", "Unidades SI",
     } <= names  # fmt: skip
     # HISTORY's events are kept, its line "drawn at Tordesillas" notwithstanding.
-    assert "Columbian Exchange" in {c.name for c in _extract(HISTORY).concepts}
+    assert "Columbian Exchange" in _names(HISTORY)
 
 
 def test_an_italic_plural_of_the_files_own_term_is_no_assumption():
@@ -1238,12 +1234,12 @@ def test_the_subject_of_is_called_is_a_description_not_the_term():
 
 def test_a_word_that_folds_to_a_copula_without_its_accent_defines_nothing():
     # Folded, Portuguese "é" ("is") is "e" ("and"), and so is an initial "E.".
-    extraction = _extract(
+    names = _names(
         "# A célula\n\nO Brasil e a Argentina exportam soja para a China. A mitocôndria é a "
         "organela que produz energia. Pedro e Maria estudam biologia. A osmose é a difusão "
         "da água através de uma membrana. Keith E. Whittington escreveu um livro.\n"
     )
-    assert {c.name for c in extraction.concepts} == {"Mitocôndria", "Osmose"}
+    assert names == {"Mitocôndria", "Osmose"}
 
 
 def test_a_genus_abbreviated_before_its_species_ends_no_sentence():
