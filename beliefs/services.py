@@ -787,17 +787,16 @@ def beliefs_link_waiting_checks(
     subjects whose map changed since `map_changed_since`; the re-derivation links it.
     Pairs in `rederived` (already re-derived tonight) are left alone. One transaction per
     pair, or Celery tasks with `queue`. Returns the pairs."""
-    pair_ids: set[int] = set(rederived)
-    for subject_id, checks in checks_waiting_for_a_concept(
-        map_changed_since=map_changed_since
-    ).items():
-        router = ConceptRouter(Subject.objects.get(pk=subject_id))
-        pair_ids |= {
-            pair_id
-            for pair_id, topic, assessment in checks
-            if pair_id not in pair_ids and router.route(topic=topic, assessment=assessment).linked
-        }
-    ordered = sorted(pair_ids - set(rederived))
+    waiting = checks_waiting_for_a_concept(map_changed_since=map_changed_since)
+    subjects = Subject.objects.in_bulk(list(waiting))
+    skip, found = set(rederived), set()
+    for subject_id, checks in waiting.items():
+        router = ConceptRouter(subjects[subject_id])
+        for pair_id, topic, assessment in checks:
+            if pair_id not in skip and router.route(topic=topic, assessment=assessment).linked:
+                skip.add(pair_id)
+                found.add(pair_id)
+    ordered = sorted(found)
     if not ordered:
         return []
     if queue:
