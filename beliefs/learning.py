@@ -18,6 +18,15 @@ performance-factor-analysis model (Pavlik, Cen & Koedinger 2009) of every logged
 The coefficients are fitted by Newton's method (iteratively reweighted least squares) on
 a few thousand rows in numpy, deterministically: no sampling, no generative model.
 Each training row is one logged check with the features as they were *before* it.
+
+A belief is read at the start of a sitting and must hold for the answers of that
+sitting, but the fit above learns each answer from the one just before it, most often
+minutes earlier in the same sitting. So a belief's logit is then recalibrated (Platt
+scaling, `shift + scale · logit`) on the subject's own history as a belief would have
+met it: every check of a later sitting on a concept (SESSION_GAP_MINUTES after the
+student's previous check of it) against the logit as it stood when that sitting began.
+The logit before any practice (the prior of a concept the student has not been checked
+on) is left as fitted: the fit already learns first answers as they come.
 Fitted by the nightly cycle (beliefs.services.beliefs_fit_learning) and stored
 (BeliefLearningFit); derivation reads the newest fit of the subject and falls back to
 the Beta posterior (beliefs.rules) while a subject has too little data for one.
@@ -31,10 +40,12 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
+# Checks of one student on one concept closer than this are one sitting (session).
+SESSION_GAP_MINUTES = 60.0
 # A subject needs this many routed checks from this many students before a fit is made
 # (below that, the Beta posterior alone: too few rows to tell practice from chance).
 LEARNING_MIN_CHECKS = 200
@@ -56,6 +67,11 @@ CONCEPT_OFFSET_RIDGE = 1.0
 COEFFICIENT_RIDGE = 1e-3
 NEWTON_STEPS = 25
 NEWTON_TOLERANCE = 1e-8
+# The recalibration needs this many checks of a later sitting; below that the fitted
+# logit is used as it is. Its two numbers are pulled towards "no change" (0, 1) by a
+# ridge worth a few checks, which matters only near that minimum.
+CALIBRATION_MIN_CHECKS = 200
+CALIBRATION_RIDGE = 5.0
 
 OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
 
@@ -83,6 +99,10 @@ class LearningModel:
     rate: float
     checks: int = 0
     students: int = 0
+    # The recalibration of a belief's logit (module docstring); a fit stored before it
+    # existed reads as none.
+    shift: float = 0.0
+    scale: float = 1.0
 
     def level_of(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
         """A: the student's excess over the concepts' means on their *other* concepts."""
@@ -113,6 +133,8 @@ class LearningModel:
             "rate": self.rate,
             "checks": self.checks,
             "students": self.students,
+            "shift": self.shift,
+            "scale": self.scale,
         }
 
     @classmethod
@@ -127,6 +149,8 @@ class LearningModel:
             rate=float(data["rate"]),
             checks=int(data.get("checks", 0)),
             students=int(data.get("students", 0)),
+            shift=float(data.get("shift", 0.0)),
+            scale=float(data.get("scale", 1.0)),
         )
 
 
@@ -138,6 +162,7 @@ def sigmoid(x: float) -> float:
 
 
 def practice_logit(wins: float, fails: float, base: float, w: float, f: float) -> float:
+    """The fitted logit after W right and F wrong answers (before recalibration)."""
     return base + w * math.log1p(wins) + f * math.log1p(fails)
 
 
@@ -157,26 +182,45 @@ def _concept_means(histories: Mapping[int, Sequence[LoggedOutcome]]) -> tuple[di
     return means, rate
 
 
+@dataclass(frozen=True)
+class TrainingRows:
+    """Per logged check: its concept, (log(1+W), log(1+F), A) before it, its outcome,
+    and the row of the first check of its sitting when the student had checked the
+    concept in an earlier sitting (−1 otherwise)."""
+
+    concepts: list[int]
+    features: np.ndarray
+    outcomes: np.ndarray
+    sitting_start: np.ndarray
+
+
 def training_rows(
     histories: Mapping[int, Sequence[LoggedOutcome]], means: Mapping[int, float], rate: float
-) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """Per logged check: its concept, (log(1+W), log(1+F), A) before it, and its outcome."""
+) -> TrainingRows:
     concepts: list[int] = []
     features: list[tuple[float, float, float]] = []
     outcomes: list[float] = []
+    starts: list[int] = []
+    gap = timedelta(minutes=SESSION_GAP_MINUTES)
     for rows in histories.values():
         wins: dict[int, float] = defaultdict(float)
         fails: dict[int, float] = defaultdict(float)
         excess: dict[int, float] = defaultdict(float)  # per concept: Σ (y − m)
         counts: dict[int, float] = defaultdict(float)
+        last_at: dict[int, datetime] = {}
+        start: dict[int, int] = {}  # per concept: the row its current later sitting began at
         total_excess = total_checks = 0.0
         for r in sorted(rows, key=lambda r: (r.occurred_at, r.episode_id)):
             c = r.concept_id
             y = OUTCOME[r.verdict]
+            if c in last_at and r.occurred_at - last_at[c] >= gap:
+                start[c] = len(concepts)
+            last_at[c] = r.occurred_at
             level = (total_excess - excess[c]) / (total_checks - counts[c] + LEVEL_PSEUDO_CHECKS)
             concepts.append(c)
             features.append((math.log1p(wins[c]), math.log1p(fails[c]), level))
             outcomes.append(y)
+            starts.append(start.get(c, -1))
             wins[c] += y
             fails[c] += 1.0 - y
             d = y - means.get(c, rate)
@@ -184,21 +228,46 @@ def training_rows(
             counts[c] += 1.0
             total_excess += d
             total_checks += 1.0
-    return concepts, np.array(features, dtype=float), np.array(outcomes, dtype=float)
+    return TrainingRows(
+        concepts=concepts,
+        features=np.array(features, dtype=float).reshape(-1, 3),
+        outcomes=np.array(outcomes, dtype=float),
+        sitting_start=np.array(starts, dtype=int),
+    )
 
 
-def _newton(x: np.ndarray, y: np.ndarray, ridge: np.ndarray) -> np.ndarray:
-    """Ridge-penalised logistic regression with fractional outcomes (a partial is ½)."""
-    beta = np.zeros(x.shape[1])
+def _newton(
+    x: np.ndarray, y: np.ndarray, ridge: np.ndarray, centre: np.ndarray | None = None
+) -> np.ndarray:
+    """Ridge-penalised logistic regression with fractional outcomes (a partial is ½);
+    the ridge pulls the coefficients towards `centre` (0 by default)."""
+    centre = np.zeros(x.shape[1]) if centre is None else centre
+    beta = centre.copy()
     for _ in range(NEWTON_STEPS):
         p = 1.0 / (1.0 + np.exp(-(x @ beta)))
-        gradient = x.T @ (p - y) + ridge * beta
+        gradient = x.T @ (p - y) + ridge * (beta - centre)
         hessian = (x * (p * (1.0 - p))[:, None]).T @ x + np.diag(ridge)
         step = np.linalg.solve(hessian, gradient)
         beta -= step
         if float(np.max(np.abs(step))) < NEWTON_TOLERANCE:
             break
     return beta
+
+
+def _recalibration(logits: np.ndarray, rows: TrainingRows) -> tuple[float, float]:
+    """(shift, scale) mapping the logit at a sitting's start onto that sitting's answers
+    (module docstring); (0, 1) when too few checks fell in a later sitting or the fit
+    makes no sense (no finite numbers, or a scale that reverses the order)."""
+    later = np.flatnonzero(rows.sitting_start >= 0)
+    if len(later) < CALIBRATION_MIN_CHECKS:
+        return 0.0, 1.0
+    x = np.column_stack([np.ones(len(later)), logits[rows.sitting_start[later]]])
+    shift, scale = _newton(
+        x, rows.outcomes[later], np.full(2, CALIBRATION_RIDGE), centre=np.array([0.0, 1.0])
+    )
+    if not (math.isfinite(shift) and math.isfinite(scale)) or scale <= 0.0:
+        return 0.0, 1.0
+    return float(shift), float(scale)
 
 
 def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | None:
@@ -213,19 +282,20 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
     if checks < LEARNING_MIN_CHECKS or len(histories) < LEARNING_MIN_STUDENTS:
         return None
     means, rate = _concept_means(histories)
-    concepts, features, outcomes = training_rows(histories, means, rate)
-    index = {c: i for i, c in enumerate(sorted(set(concepts)))}
-    n, k = len(concepts), len(index)
+    rows = training_rows(histories, means, rate)
+    index = {c: i for i, c in enumerate(sorted(set(rows.concepts)))}
+    n, k = len(rows.concepts), len(index)
     # Columns: intercept, one offset per concept, log(1+W), log(1+F), A.
     x = np.zeros((n, 1 + k + 3))
     x[:, 0] = 1.0
-    x[np.arange(n), 1 + np.array([index[c] for c in concepts])] = 1.0
-    x[:, 1 + k :] = features
+    x[np.arange(n), 1 + np.array([index[c] for c in rows.concepts])] = 1.0
+    x[:, 1 + k :] = rows.features
     ridge = np.full(x.shape[1], COEFFICIENT_RIDGE)
     ridge[1 : 1 + k] = CONCEPT_OFFSET_RIDGE
-    beta = _newton(x, outcomes, ridge)
+    beta = _newton(x, rows.outcomes, ridge)
     if not np.all(np.isfinite(beta)):
         return None
+    shift, scale = _recalibration(x @ beta, rows)
     return LearningModel(
         intercept=float(beta[0]),
         offsets={c: float(beta[1 + i]) for c, i in index.items()},
@@ -236,6 +306,8 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
         rate=rate,
         checks=checks,
         students=len(histories),
+        shift=shift,
+        scale=scale,
     )
 
 

@@ -38,17 +38,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from beliefs.learning import LearningModel, practice_logit, sigmoid
+from beliefs.learning import SESSION_GAP_MINUTES, LearningModel, practice_logit, sigmoid
 
 # Recorded on every re-derivation so a reader knows which rules produced a belief.
-RULES_VERSION = "eb-beta-learning-3"
+RULES_VERSION = "eb-beta-learning-4"
 
 # A verdict as an outcome: a partial answer is half right.
 VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
 # A check this many days older than the newest check of the concept counts half.
 RECENCY_HALF_LIFE_DAYS = 30.0
-# Checks closer than this to the previous one are one session and weigh the same.
-SESSION_GAP_MINUTES = 60.0
+# Checks closer than SESSION_GAP_MINUTES (beliefs.learning) to the previous one are one
+# session and weigh the same.
 # "understands" when p_right (rounded) is above this; "struggles" otherwise.
 UNDERSTANDS_ABOVE = 0.5
 # p_right and confidence are stored and compared at this precision: a change smaller
@@ -109,6 +109,9 @@ class Practice:
     base_logit: float
     wins: float
     fails: float
+    # The recalibration of a belief's logit (beliefs.learning).
+    shift: float = 0.0
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -185,12 +188,9 @@ def posterior_p_right(points: Sequence[CheckPoint], prior: Prior) -> float:
     """
     if prior.practice is not None:
         wins = sum(VERDICT_OUTCOME[p.verdict] for p in points)
-        logit = practice_logit(
-            wins,
-            len(points) - wins,
-            prior.practice.base_logit,
-            prior.practice.wins,
-            prior.practice.fails,
+        practice = prior.practice
+        logit = practice.shift + practice.scale * practice_logit(
+            wins, len(points) - wins, practice.base_logit, practice.wins, practice.fails
         )
         return min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX)
     if prior.strength is None:
@@ -339,7 +339,13 @@ class PriorTable:
             return Prior(
                 mean=min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX),
                 strength=None,
-                practice=Practice(logit, self.learning.wins, self.learning.fails),
+                practice=Practice(
+                    logit,
+                    self.learning.wins,
+                    self.learning.fails,
+                    self.learning.shift,
+                    self.learning.scale,
+                ),
             )
         base = self.for_concept(concept_id)
         if self.ability_checks is None:

@@ -732,9 +732,10 @@ def beliefs_fit_learning(
     Beliefs already written keep their p_right until their next check, decay or
     re-derivation: a fit is not a reason to rewrite every student's beliefs at night.
     Except when it changes what the subject knows a lot: the fit is marked `rederives`
-    when it is the subject's first, or made from REDERIVE_WHEN_CHECKS_GROW times the
-    checks of the last fit so marked; the nightly cycle then re-derives the subject
-    (beliefs_rederive_after_fits).
+    when it is the subject's first, made under other rules than the last fit so marked
+    (RULES_VERSION: an upgrade that changes how beliefs are derived), or made from
+    REDERIVE_WHEN_CHECKS_GROW times the checks of that fit; the nightly cycle then
+    re-derives the subject (beliefs_rederive_after_fits).
     """
     now = now or timezone.now()
     model = learning.fit(subject_check_histories(subject_id=subject_id))
@@ -743,7 +744,7 @@ def beliefs_fit_learning(
     last = (
         BeliefLearningFit.objects.filter(subject_id=subject_id, rederives=True)
         .order_by("-created_at", "-pk")
-        .values_list("checks", flat=True)
+        .values_list("checks", "rules_version")
         .first()
     )
     return BeliefLearningFit.objects.create(
@@ -753,7 +754,9 @@ def beliefs_fit_learning(
         students=model.students,
         coefficients=model.as_json(),
         created_at=now,
-        rederives=last is None or model.checks >= learning.REDERIVE_WHEN_CHECKS_GROW * last,
+        rederives=last is None
+        or last[1] != rules.RULES_VERSION
+        or model.checks >= learning.REDERIVE_WHEN_CHECKS_GROW * last[0],
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from django.urls import reverse
 
@@ -130,6 +131,64 @@ def test_decay_under_a_learning_model_moves_towards_its_prior_without_flipping()
     assert prior.mean < 0.5 < decayed < derived.p_right
 
 
+def _later_sitting_forecasts(histories, model):
+    """Each check of a later sitting on a concept, the fitted logit as that sitting began
+    (before recalibration), and the check's outcome."""
+    rows = learning.training_rows(histories, model.means, model.rate)
+    later = np.flatnonzero(rows.sitting_start >= 0)
+    starts = rows.sitting_start[later]
+    coefficients = np.array([model.wins, model.fails, model.level])
+    offsets = np.array([model.offsets[rows.concepts[i]] for i in starts])
+    logits = model.intercept + offsets + rows.features[starts] @ coefficients
+    return logits, rows.outcomes[later]
+
+
+def test_a_beliefs_logit_is_recalibrated_on_the_answers_of_the_sittings_that_came_later():
+    # Learners who lose what they knew between sittings and practise until three right
+    # in a row: what a sitting's practice shows runs ahead of the next sitting.
+    setting = replace(SETTINGS["knowledge-mastery"], students=120, concepts=8)
+    histories = _histories(simulate(5, setting))
+    model = learning.fit(histories)
+    logits, outcomes = _later_sitting_forecasts(histories, model)
+    assert len(outcomes) > 1000
+    raw = 1.0 / (1.0 + np.exp(-logits))
+    calibrated = 1.0 / (1.0 + np.exp(-(model.shift + model.scale * logits)))
+    # The fitted logit spreads the students too far; recalibrated, the forecasts of the
+    # later sittings are right on average and closer answer by answer.
+    assert model.scale < 0.8
+    assert abs(raw.mean() - outcomes.mean()) > 0.01
+    assert abs(calibrated.mean() - outcomes.mean()) < 0.002
+    assert np.mean((calibrated - outcomes) ** 2) < np.mean((raw - outcomes) ** 2)
+
+
+def test_students_who_never_come_back_to_a_concept_leave_the_fit_uncalibrated():
+    # The same learners with every check a minute after the one before: one sitting each.
+    histories = {
+        student: [replace(r, occurred_at=T0 + days(i / 1440)) for i, r in enumerate(rows)]
+        for student, rows in _histories(simulate(5, SMALL)).items()
+    }
+    model = learning.fit(histories)
+    assert model is not None and (model.shift, model.scale) == (0.0, 1.0)
+
+
+def test_the_recalibration_moves_a_beliefs_p_right_but_not_the_prior_of_an_unchecked_concept():
+    model = replace(MODEL, shift=0.4, scale=0.5)
+    prior = _table_with(model).for_student(1, {})
+    assert prior.mean == pytest.approx(learning.sigmoid(-1.2))
+    derived = rules.derive([rules.CheckPoint(1, T0, "right")], prior)
+    logit = learning.practice_logit(1, 0, -1.2, model.wins, model.fails)
+    assert derived.p_right == round(learning.sigmoid(0.4 + 0.5 * logit), 2)
+    assert derived.p_right != round(learning.sigmoid(logit), 2)
+
+
+def test_a_fit_stored_before_the_recalibration_reads_as_uncalibrated():
+    stored = MODEL.as_json()
+    del stored["shift"], stored["scale"]
+    read = learning.LearningModel.from_json(stored)
+    assert (read.shift, read.scale) == (0.0, 1.0)
+    assert read == MODEL
+
+
 # --- Through the database ------------------------------------------------------------
 
 
@@ -174,7 +233,9 @@ def test_the_nightly_fit_is_stored_and_the_next_derivation_uses_it(pair, derive)
     assert belief.prior_strength is None
     assert belief.prior_right == pytest.approx(prior.mean)
     expected = learning.sigmoid(
-        learning.practice_logit(2, 0, prior.practice.base_logit, model.wins, model.fails)
+        model.shift
+        + model.scale
+        * learning.practice_logit(2, 0, prior.practice.base_logit, model.wins, model.fails)
     )
     assert belief.p_right == pytest.approx(expected, abs=0.005)
     assert belief.p_right > belief.prior_right
@@ -255,6 +316,18 @@ def test_a_later_fit_rederives_only_once_the_subjects_checks_have_doubled(
     doubled = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(30))
     assert doubled.checks == 2 * first.checks and doubled.rederives
     assert len(beliefs_rederive_after_fits(fits=[doubled], now=T0 + days(30))) == 48
+
+
+@pytest.mark.django_db
+def test_the_first_fit_under_new_rules_rederives_the_subject_once(pair, derive, monkeypatch):
+    _class_that_learns(pair, derive)
+    assert beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(10)).rederives
+    monkeypatch.setattr(rules, "RULES_VERSION", "an-upgrade")
+    upgraded = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(11))
+    again = beliefs_fit_learning(subject_id=pair.subject_id, now=T0 + days(12))
+    assert upgraded.rederives and upgraded.rules_version == "an-upgrade"
+    assert not again.rederives
+    assert len(beliefs_rederive_after_fits(fits=[upgraded], now=T0 + days(11))) == 24
 
 
 @pytest.mark.django_db
