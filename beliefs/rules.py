@@ -47,8 +47,6 @@ RULES_VERSION = "eb-beta-learning-4"
 VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
 # A check this many days older than the newest check of the concept counts half.
 RECENCY_HALF_LIFE_DAYS = 30.0
-# Checks closer than SESSION_GAP_MINUTES (beliefs.learning) to the previous one are one
-# session and weigh the same.
 # "understands" when p_right (rounded) is above this; "struggles" otherwise.
 UNDERSTANDS_ABOVE = 0.5
 # p_right and confidence are stored and compared at this precision: a change smaller
