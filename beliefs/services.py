@@ -741,12 +741,12 @@ def beliefs_fit_learning(
     model = learning.fit(subject_check_histories(subject_id=subject_id))
     if model is None:
         return None
-    last = (
+    last_checks, last_rules = (
         BeliefLearningFit.objects.filter(subject_id=subject_id, rederives=True)
         .order_by("-created_at", "-pk")
         .values_list("checks", "rules_version")
         .first()
-    )
+    ) or (None, None)
     return BeliefLearningFit.objects.create(
         subject_id=subject_id,
         rules_version=rules.RULES_VERSION,
@@ -754,9 +754,9 @@ def beliefs_fit_learning(
         students=model.students,
         coefficients=model.as_json(),
         created_at=now,
-        rederives=last is None
-        or last[1] != rules.RULES_VERSION
-        or model.checks >= learning.REDERIVE_WHEN_CHECKS_GROW * last[0],
+        rederives=last_checks is None
+        or last_rules != rules.RULES_VERSION
+        or model.checks >= learning.REDERIVE_WHEN_CHECKS_GROW * last_checks,
     )
 
 
