@@ -640,6 +640,12 @@ class EvaluationReport:
     # own p_right said of the check that came next (the others had only the prior).
     believed_next_check: int = 0
     believed_next_scores: list[Score] = field(default_factory=list)
+    # Every later check, split by whether its student-concept had a belief at the cut:
+    # a belief's own forecast, and the concept prior of a concept never checked (each
+    # baseline's answer for "nothing known" there). Where the two parts disagree
+    # tells which half of p_right a miscalibration comes from.
+    believed_scores: list[Score] = field(default_factory=list)
+    unbelieved_scores: list[Score] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -661,16 +667,18 @@ class EvaluationReport:
                 for s in self.scores
             ],
             "next_checks": self.next_check,
-            "next_check_scores": [
-                {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error}
-                for s in self.next_scores
-            ],
+            "next_check_scores": _brief(self.next_scores),
             "believed_next_checks": self.believed_next_check,
-            "believed_next_check_scores": [
-                {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error}
-                for s in self.believed_next_scores
-            ],
+            "believed_next_check_scores": _brief(self.believed_next_scores),
+            "believed_scores": _brief(self.believed_scores),
+            "unbelieved_scores": _brief(self.unbelieved_scores),
         }
+
+
+def _brief(scores: Sequence[Score]) -> list[dict]:
+    return [
+        {"name": s.name, "auc": s.auc, "ece": s.ece, "mean_error": s.mean_error} for s in scores
+    ]
 
 
 BELIEFS_NAME = "beliefs (p_right)"
@@ -717,6 +725,13 @@ def evaluate(
     believed = [i for i in first if beliefs.by_belief[i]]
     report.believed_next_check = len(believed)
     report.believed_next_scores = _scores_of(predictors, verdicts, believed)
+    every = range(len(split.targets))
+    report.believed_scores = _scores_of(
+        predictors, verdicts, [i for i in every if beliefs.by_belief[i]]
+    )
+    report.unbelieved_scores = _scores_of(
+        predictors, verdicts, [i for i in every if not beliefs.by_belief[i]]
+    )
     return report
 
 
@@ -765,6 +780,22 @@ def format_report(report: EvaluationReport) -> str:
             "",
             *_score_table(report.believed_next_scores),
         ]
+    believed = report.from_belief
+    for count, scores, what in (
+        (believed, report.believed_scores, "that had a belief at the cut"),
+        (
+            report.targets - believed,
+            report.unbelieved_scores,
+            "that had none (the beliefs' concept prior, each baseline's answer for nothing known)",
+        ),
+    ):
+        if count:
+            lines += [
+                "",
+                f"Every later check of the student-concepts {what} ({count} checks):",
+                "",
+                *_score_table(scores),
+            ]
     lines += ["", "Reliability (10 bins; mean predicted → mean outcome, count):", ""]
     header = "| bin | " + " | ".join(s.name for s in report.scores) + " |"
     lines += [header, "|---" * (len(report.scores) + 1) + "|"]

@@ -240,6 +240,17 @@ def test_evaluate_beliefs_scores_p_right_beside_the_baselines_and_leaves_nothing
     assert 0 < numbers["believed_next_checks"] < numbers["next_checks"]
     assert len(numbers["believed_next_check_scores"]) == len(numbers["next_check_scores"])
     scores = {s["name"]: s for s in numbers["scores"]}
+    # Every later check split by whether a belief predicted it: the two parts make up
+    # the whole (their mean errors, weighted by their counts, are the whole's).
+    assert "Every later check of the student-concepts that had a belief at the cut" in printed
+    assert "Every later check of the student-concepts that had none" in printed
+    believed, total = numbers["predicted_by_a_belief"], numbers["predicted_checks"]
+    for whole, part, rest in zip(
+        numbers["scores"], numbers["believed_scores"], numbers["unbelieved_scores"], strict=True
+    ):
+        assert part["name"] == rest["name"] == whole["name"]
+        mixed = (believed * part["mean_error"] + (total - believed) * rest["mean_error"]) / total
+        assert mixed == pytest.approx(whole["mean_error"], abs=1e-9)
     beliefs = scores["beliefs (p_right)"]
     # Seeded data: the same numbers every run. p_right is calibrated and ranks at least
     # as well as the Beta baseline of the same run.
