@@ -45,6 +45,9 @@ _LEADING_NUMBER_OR_BULLET = re.compile(
     r"^\s*(?:[-–—*+•·▪●◦]|\d+(?:[.,:)]\d*)*[.,:)]?\s|\d+$|\(?[a-zA-Z]\)\s|[a-z]\.\s"
     r"|[A-Z]\.\s+(?=[A-Z0-9(]))"
 )
+# A colon inside a word that holds a letter: a calculator's key or menu item ("STAT
+# 1:EDIT", "1:1-VarStats", "4:ClrList"), never a name ("3:1 ratio" opens with a number).
+_KEYSTROKE = re.compile(r"(?=\S*[^\W\d_])\S*\S:\S")
 # A word with at least this many letters makes a name more than a symbol ("Χ^2" is none).
 WORD_MIN_LETTERS = 3
 
@@ -210,6 +213,8 @@ def _fragment_check(raw: str, words: list[str]) -> Verdict:
         return Verdict(False, "a formula, markup or table fragment")
     if _LEADING_NUMBER_OR_BULLET.match(raw):
         return Verdict(False, "opens with a number or a bullet")
+    if _KEYSTROKE.search(raw):
+        return Verdict(False, "a calculator key or menu item, not a name")
     joined = " ".join(words)
     labels = _phrases("block_labels")
     single_labels = frozenset(p for p in labels if " " not in p)

@@ -756,6 +756,8 @@ def test_on_the_sample_map_the_cell_everything_builds_on_is_the_hub(sample_map):
         # Instructions and clauses.
         "Calculate the mass", "Determine el volumen", "Arrow down to Xlist",
         "rules that govern voting",
+        # A calculator's keys and menu items: a colon inside a word.
+        "STAT 1:EDIT", "1:1-VarStats", "4:ClrList", "STAT:CALC",
         # Bold for emphasis only, and a note's warning label, five languages.
         "always", "not always", "True", "must", "sin embargo", "Siempre", "Sempre",
         "Toujours", "دائما", "Caution", "Warning", "Recuerde", "Lembre-se", "Rappel", "تنبيه",
@@ -790,6 +792,8 @@ def test_non_concepts_are_refused_in_five_languages(name):
         "Mars", "March on Washington", "Abril",
         # A heading's word alone: "a **section** is a surface that has been cut".
         "Section", "Unit", "Unidades", "Sección",
+        # A colon between numbers is no key ("the ratio 3:1"); a rule named by numbers.
+        "Ratio 3:1", "68-95-99.7 rule", "13th Amendment",
     ],
 )  # fmt: skip
 def test_real_concept_names_that_look_like_furniture_or_fragments_pass(name):
@@ -1269,3 +1273,43 @@ def test_a_notes_term_followed_by_an_equals_sign_or_a_colon_is_defined_there():
     by_name = {c.name: c for c in _extract(notes).concepts}
     assert set(by_name) == {"Atom", "Proton", "Neutron"}
     assert by_name["Proton"].defines
+
+
+def test_a_calculators_keys_menu_items_and_functions_are_no_concepts():
+    names = _names(
+        "A **percentile** divides ordered data into hundredths. The **mean** is the "
+        "average of the data.\n\n"
+        "Press **STAT** 4:**ClrList**. Press **STAT 1:EDIT** and put the data in L1. "
+        "Press **2nd** **DISTR**. Arrow down to **normalcdf**. Enter "
+        "**invNorm**(0.90,63,5) and press **ENTER**. Press **ZOOM 9** to see the graph.\n\n"
+        "Pulse **2nd QUIT** para salir. Appuyez sur **MODE** puis **Fonction**.\n"
+    )
+    assert names == {"Percentile", "Mean"}
+
+
+def test_a_key_press_word_does_not_swallow_a_term_it_does_not_touch():
+    # "press" elsewhere in the sentence, and a term the sentence defines.
+    names = _names(
+        "Blood **pressure** is the force of blood on the vessel walls. When you press "
+        "on a vein, the **venous return** slows. A **press release** is no key.\n"
+    )
+    assert {"Pressure", "Venous return", "Press release"} <= names
+
+
+def test_a_key_terms_section_with_each_term_on_its_own_line_gives_each_term_defined():
+    extraction = _extract(
+        "# Descriptive Statistics\n\nThe **median** is the middle value.\n\n"
+        "## Key Terms\n\n"
+        "**Frequency**\nthe number of times a value of the data occurs\n\n"
+        "**Relative Frequency**\nthe ratio of a value's frequency to the number of "
+        "outcomes\n\n"
+        "## Términos clave\n\n**Percentil**\nun número que divide los datos ordenados "
+        "en centésimas\n\n"
+        "## Practice\n\n**Problem**\n\nFind the median of the data.\n"
+    )
+    concepts = {c.name: c for c in extraction.concepts}
+    assert set(concepts) == {"Median", "Frequency", "Relative Frequency", "Percentil"}
+    assert concepts["Frequency"].definition == (
+        "Frequency: the number of times a value of the data occurs"
+    )
+    assert concepts["Percentil"].definition.startswith("Percentil: un número")

@@ -266,6 +266,13 @@ def _sections_marking_terms(lines: list[_Line]) -> set[int]:
     return marking
 
 
+def _names_a_glossary(line: _Line) -> bool:
+    """A heading naming a glossary ("Glossary", "Key Terms", "Glosario"; language data
+    `glossary_headings`)."""
+    title = " ".join(tokens(strip_heading_number(_plain(line.text))))
+    return title in _phrases_of("glossary_headings")
+
+
 def _is_label_line(line: str) -> bool:
     stripped = _BLANKS.sub(" ", line).strip()
     if not stripped.startswith("**"):
@@ -357,12 +364,20 @@ def _paragraphs(lines: list[_Line]) -> list[tuple[list[_Line], _Line | None]]:
     # or to a later paragraph that marks a term: the section's own text again, after a
     # solution or a "Try It" the file does not close with any label.
     example, example_text, later_paragraph = _NOT_IN_EXAMPLE, False, False
+    glossary = False
     for line in lines:
         if line.heading_level:
             flush()
             heading = line
             example = _NOT_IN_EXAMPLE
+            glossary = _names_a_glossary(line)
             blocks.append(([], heading))
+            continue
+        if line.label and glossary:
+            # A book's "Key Terms": "**Frequency**" on its line, its meaning on the next
+            # ("the number of times a value occurs"): one entry, read as "Term: text".
+            flush()
+            current = [_Line(line.page, f"{line.text.rstrip(' :')}:")]
             continue
         if line.label:
             flush()
@@ -766,6 +781,29 @@ def _continues_a_name(sentence: str, start: int, term: str) -> bool:
     )
 
 
+# Bold spans in a row before a span: "Press **2nd** **DISTR**" presses both keys.
+_TRAILING_BOLD = re.compile(r"(?:\*\*[^*]+\*\*\s*)+$")
+
+
+# A name written against an opening parenthesis of numbers or a list is a function
+# called: "**normalcdf**(65,1E99,63,5)", "**AVERAGE**(A1:A10)".
+_CALL = re.compile(r"^\((?=[^)]*[,\d])")
+
+
+def _key_or_call(sentence: str, start: int, end: int) -> bool:
+    """Whether the bold span at [start, end) is a key, a menu item or a function of a
+    calculator or a program, as their steps write them: after one of the language
+    data's `key_press_words` ("Press **STAT**", "Arrow down to **normalcdf**", "Pulse
+    **2nd** **DISTR**"), or called ("**invNorm**(0.90,63,5)")."""
+    if _CALL.match(sentence[end:]):
+        return True
+    before = _TRAILING_BOLD.sub("", sentence[:start])
+    last = " ".join(tokens(_plain(before))[-3:])
+    return any(
+        last == phrase or last.endswith(f" {phrase}") for phrase in _phrases_of("key_press_words")
+    )
+
+
 def _naming_context(sentence: str, start: int, end: int) -> bool:
     """Whether the bold span at [start, end) is defined by its sentence: a copula right
     after it ("**Osmosis** is ..."), or a naming phrase right before it ("... is called
@@ -856,8 +894,7 @@ class OfflineExtractor:
         glossary_section = False
         for index, (block, heading) in enumerate(blocks):
             if heading is not None:
-                heading_words = " ".join(tokens(strip_heading_number(_plain(heading.text))))
-                glossary_section = heading_words in _phrases_of("glossary_headings")
+                glossary_section = _names_a_glossary(heading)
             if block and heading is not None and _defines_nothing(heading.text):
                 # "Common mistakes", "Exercises", "Ejercicios": their lines are no
                 # definitions ("Saying that osmosis moves salt: it moves water").
@@ -894,7 +931,9 @@ class OfflineExtractor:
                             and (_may_be_someone(bare, prose) or bolds_people())
                         ):
                             continue
-                        if _continues_a_name(sentence, start, name):
+                        if _continues_a_name(sentence, start, name) or _key_or_call(
+                            sentence, start, end
+                        ):
                             continue
                         alias = _abbreviation_after(sentence[end:], name)
                         # A defining sentence's paragraph is the concept's explanation: an
@@ -913,8 +952,11 @@ class OfflineExtractor:
                     or _uses(found[0], plain_text) >= UNMARKED_MIN_USES
                 ):
                     offer(found[0], DEFINED, _plain(found[1]), page, text)
-                for term, start, _ in _bold_terms(sentence):
-                    if not _continues_a_name(sentence, start, _plain_name(term)):
+                for term, start, end in _bold_terms(sentence):
+                    if not (
+                        _continues_a_name(sentence, start, _plain_name(term))
+                        or _key_or_call(sentence, start, end)
+                    ):
                         offer(term, EMPHASISED, _plain(sentence), page, sentence)
 
         _join_abbreviations(candidates, order, plain_text)

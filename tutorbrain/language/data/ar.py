@@ -497,6 +497,13 @@ DATA = {
         "هل تعلم",
         "دورك",
     ],
+    # بعد إحداها، النص العريض مفتاح أو قائمة ("اضغط **STAT**")، لا مصطلح.
+    "key_press_words": [
+        "اضغط",
+        "اضغط على",
+        "انقر",
+        "انقر على",
+    ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
         "انظر",

@@ -879,6 +879,21 @@ DATA = {
         "stop and think",
         "quick check",
     ],
+    # A bold span right after one of these is a key or a menu item of a calculator or a
+    # program ("Press **STAT**", "Arrow down to **normalcdf**"), not a term.
+    "key_press_words": [
+        "press",
+        "hit",
+        "tap",
+        "click",
+        "click on",
+        "arrow down to",
+        "arrow up to",
+        "arrow over to",
+        "scroll down to",
+        "scroll to",
+        "go into",
+    ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
         "see",

@@ -723,6 +723,18 @@ DATA = {
         "piénsalo",
         "tu turno",
     ],
+    # Tras una de estas, un negrita es una tecla o un menú ("Pulse **STAT**"), no un término.
+    "key_press_words": [
+        "pulse",
+        "pulsa",
+        "presione",
+        "presiona",
+        "oprima",
+        "oprime",
+        "haga clic en",
+        "haz clic en",
+        "desplácese hasta",
+    ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
         "ver",

@@ -706,6 +706,13 @@ DATA = {
         "le saviez-vous",
         "à vous de jouer",
     ],
+    # Après l'une de celles-ci, un gras est une touche ou un menu ("Appuyez sur **STAT**").
+    "key_press_words": [
+        "appuyez sur",
+        "appuyer sur",
+        "cliquez sur",
+        "tapez sur",
+    ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
         "voir",

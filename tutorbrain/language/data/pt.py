@@ -711,6 +711,14 @@ DATA = {
         "você sabia",
         "sua vez",
     ],
+    # Depois de uma destas, um negrito é uma tecla ou um menu ("Pressione **STAT**").
+    "key_press_words": [
+        "pressione",
+        "aperte",
+        "clique em",
+        "toque em",
+        "tecle",
+    ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [
         "ver",
