@@ -84,6 +84,8 @@ COLUMN_ALIASES = {
         "submitted_at",
         "end_time",
     ),
+    # The student's cut, in a log's own column or in a file of cuts.
+    "cut": ("cut_time", "cutoff", "cut_off", "cutoff_time", "cut_at", "split_time"),
 }
 # The share of each student's checks (in time order) before their cut.
 DEFAULT_HISTORY_SHARE = 0.7
@@ -254,11 +256,17 @@ def _records(path: Path):
 
 
 def read_log(
-    path: Path, cuts_path: Path | None = None, *, incomplete: list[str] | None = None
+    path: Path,
+    cuts_path: Path | None = None,
+    *,
+    incomplete: list[str] | None = None,
+    uncut: list[str] | None = None,
 ) -> list[LoggedCheck]:
     """A CSV (with a header) or JSONL log; `.jsonl`/`.json` is JSON lines, else CSV.
     `cuts_path`: a file of (student, cut) rows, the cut of each student it names (it
-    replaces a `cut` column). A row that leaves a required field empty is an error,
+    replaces a `cut` column); a student it names who has no check in the log is left
+    out and their line appended to `uncut` (when given), unless no student it names has
+    one (the wrong file). A row that leaves a required field empty is an error,
     unless `incomplete` is a list: then the row is left out and its place appended to
     it (real exports hold answers to items tagged with no skill)."""
     rows: list[LoggedCheck] = []
@@ -285,14 +293,21 @@ def read_log(
         if row.cut is not None and column.setdefault(row.student, row.cut) != row.cut:
             raise LogError(f"{path}: field 'cut' differs between the rows of {row.student!r}")
     if cuts_path is not None:
-        cuts = read_cuts(cuts_path, {row.student for row in rows})
+        cuts = read_cuts(cuts_path, {row.student for row in rows}, uncut=uncut)
         rows = [replace(row, cut=cuts.get(row.student)) for row in rows]
     return rows
 
 
-def read_cuts(path: Path, students: set[str]) -> dict[str, datetime]:
-    """Student -> cut from a CSV or JSONL file with the fields student and cut."""
+def read_cuts(
+    path: Path, students: set[str], *, uncut: list[str] | None = None
+) -> dict[str, datetime]:
+    """Student -> cut from a CSV or JSONL file with the fields student and cut. A
+    student not in `students` (the log's) is left out, their line appended to `uncut`:
+    a file of cuts made for a whole class reads against a log of part of it, or against
+    one whose rows without a skill were left out. A file none of whose students is in
+    the log is refused."""
     cuts: dict[str, datetime] = {}
+    elsewhere: list[str] = []
     for where, raw in _records(path):
         if where == "header":
             missing = [n for n in ("student", "cut") if n not in raw]
@@ -302,15 +317,23 @@ def read_cuts(path: Path, students: set[str]) -> dict[str, datetime]:
         student = str(raw.get("student") or "").strip()
         if not student:
             raise LogError(f"{where}: field 'student' is missing")
-        if student not in students:
-            raise LogError(f"{where}: field 'student': {student!r} has no check in the log")
         if str(raw.get("cut") or "").strip() == "":
             raise LogError(f"{where}: field 'cut' is missing")
         cut = _parse_time(str(raw["cut"]), where, "cut")
+        if student not in students:
+            elsewhere.append(f"{where} ({student!r})")
+            continue
         if cuts.setdefault(student, cut) != cut:
             raise LogError(f"{where}: field 'cut': a second, different cut for {student!r}")
     if not cuts:
+        if elsewhere:
+            raise LogError(
+                f"{path}: field 'student': no student of the file has a check in the log "
+                f"(the first: {elsewhere[0]})"
+            )
         raise LogError(f"{path}: no cuts in the file")
+    if uncut is not None:
+        uncut.extend(elsewhere)
     return cuts
 
 

@@ -466,7 +466,7 @@ def test_evaluate_beliefs_says_how_many_cuts_the_log_gave(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("cuts", "message"),
     [
-        ("student,cut\nz,2026-01-01T01:00:00Z\n", "line 2: field 'student': 'z' has no check"),
+        ("student,cut\nz,2026-01-01T01:00:00Z\n", "field 'student': no student of the file"),
         ("student,cut\na,soon\n", "line 2: field 'cut' is not an ISO 8601 time"),
         ("student\na\n", "the header has no column cut"),
         ("student,cut\na,2026-01-01T01:00:00Z\na,2026-01-01T02:00:00Z\n", "a second"),
@@ -479,6 +479,30 @@ def test_a_bad_file_of_cuts_exits_with_one_line_naming_the_field(tmp_path, cuts,
     with pytest.raises(CommandError, match=message):
         call_command("evaluate_beliefs", str(_cut_log(tmp_path, False)), "--cuts", str(path))
     assert Organization.objects.count() == organizations
+
+
+def test_a_cut_for_a_student_with_no_check_in_the_log_is_left_out_and_said(tmp_path, capsys):
+    # A file of cuts made for a whole class, read against a log of part of it.
+    path = tmp_path / "cuts.csv"
+    path.write_text("student,cut\na,2026-01-01T01:00:00Z\nz,2026-01-01T01:00:00Z\n")
+    uncut: list[str] = []
+    checks = evaluation.read_log(_cut_log(tmp_path, False), path, uncut=uncut)
+    assert {c.student: c.cut for c in checks}["a"].hour == 1
+    assert len(uncut) == 1 and uncut[0].endswith("line 3 ('z')")
+    call_command("evaluate_beliefs", str(_cut_log(tmp_path, False)), "--cuts", str(path))
+    captured = capsys.readouterr()
+    assert "left out 1 cuts of students with no check in the log" in captured.err
+    assert "Cuts: 1 given by the log, 1 by the share" in captured.out
+
+
+def test_a_cut_column_may_come_by_a_common_name(tmp_path):
+    log = _cut_log(tmp_path, True)
+    log.write_text(log.read_text().replace(",cut\n", ",cut_time\n", 1))
+    assert {c.student: c.cut for c in evaluation.read_log(log)}["a"].hour == 1
+    cuts = tmp_path / "cuts.csv"
+    cuts.write_text("user_id,cutoff\na,2026-01-01T02:00:00Z\n")
+    checks = evaluation.read_log(_cut_log(tmp_path, False), cuts)
+    assert {c.student: c.cut for c in checks}["a"].hour == 2
 
 
 def test_a_cut_column_that_differs_between_a_students_rows_is_refused(tmp_path):

@@ -11,7 +11,8 @@ correct, timestamp, …; a CSV may separate them by tabs, ";" or "|");
 time is ISO 8601 (UTC when it names no zone) or Unix seconds or milliseconds; verdict
 right, partial or wrong (also 1/0.5/0, correct/incorrect, true/false). A student's cut
 comes from the `cut` column (the same on each of their rows) or from `--cuts FILE`
-(student, cut); a student without one is cut at the check number ⌈share·n⌉. A row that
+(student, cut; a student it names with no check in the log is left out, and said); a
+student without one is cut at the check number ⌈share·n⌉. A row that
 leaves a field empty stops the command naming its line, unless `--skip-incomplete`. `--simulate`
 evaluates the seeded simulated population (beliefs/simulation.py), which carries the
 generating model's own probabilities, and also scores that model's forecast from the
@@ -137,7 +138,15 @@ class Command(BaseCommand):
             if options["file"] is not None:
                 cuts = Path(options["cuts"]) if options["cuts"] else None
                 incomplete: list[str] | None = [] if options["skip_incomplete"] else None
-                checks = evaluation.read_log(Path(options["file"]), cuts, incomplete=incomplete)
+                uncut: list[str] = []
+                checks = evaluation.read_log(
+                    Path(options["file"]), cuts, incomplete=incomplete, uncut=uncut
+                )
+                if uncut:
+                    self.stderr.write(
+                        f"left out {len(uncut)} cuts of students with no check in the log "
+                        f"(the first: {uncut[0]})"
+                    )
                 if incomplete:
                     self.stderr.write(
                         f"left out {len(incomplete)} rows that miss a field "
