@@ -72,7 +72,7 @@ COLUMN_ALIASES = {
         "skill_id",
         "concept_id",
     ),
-    "verdict": ("correct", "is_correct", "correctness", "outcome"),
+    "verdict": ("correct", "is_correct", "correctness", "outcome", "correct first attempt"),
     "time": (
         "timestamp",
         "start_time",
@@ -83,6 +83,7 @@ COLUMN_ALIASES = {
         "step start time",
         "submitted_at",
         "end_time",
+        "first transaction time",
     ),
     # The student's cut, in a log's own column or in a file of cuts.
     "cut": ("cut_time", "cutoff", "cut_off", "cutoff_time", "cut_at", "split_time"),

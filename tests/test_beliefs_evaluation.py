@@ -394,6 +394,14 @@ def test_a_learner_log_with_its_own_column_names_reads_like_ours(tmp_path):
         "u7,Fractions,0,2026-01-01 10:01:00 UTC\n"
     )
     assert evaluation.read_log(slashed) == evaluation.read_log(ours)
+    # A step-level export of a cognitive tutor (KC, first attempt, first transaction).
+    steps = tmp_path / "steps.tsv"
+    steps.write_text(
+        "Row\tAnon Student Id\tKC(Default)\tCorrect First Attempt\tFirst Transaction Time\n"
+        "1\tu7\tFractions\t1\t2026-01-01 10:00:00.0\n"
+        "2\tu7\tFractions\t0\t2026-01-01 10:01:00.0\n"
+    )
+    assert evaluation.read_log(steps) == evaluation.read_log(ours)
 
 
 def test_a_month_or_day_first_date_is_refused_as_ambiguous(tmp_path):
