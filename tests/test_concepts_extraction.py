@@ -1291,9 +1291,10 @@ def test_a_key_press_word_does_not_swallow_a_term_it_does_not_touch():
     # "press" elsewhere in the sentence, and a term the sentence defines.
     names = _names(
         "Blood **pressure** is the force of blood on the vessel walls. When you press "
-        "on a vein, the **venous return** slows. A **press release** is no key.\n"
+        "on a vein, the **venous return** slows. A **press release** is no key. Boiled "
+        "tap **water** is safe. Damaged cells go into **apoptosis**.\n"
     )
-    assert {"Pressure", "Venous return", "Press release"} <= names
+    assert {"Pressure", "Venous return", "Press release", "Water", "Apoptosis"} <= names
 
 
 def test_a_key_terms_section_with_each_term_on_its_own_line_gives_each_term_defined():

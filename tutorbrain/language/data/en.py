@@ -880,11 +880,10 @@ DATA = {
         "quick check",
     ],
     # A bold span right after one of these is a key or a menu item of a calculator or a
-    # program ("Press **STAT**", "Arrow down to **normalcdf**"), not a term.
+    # program ("Press **STAT**", "Arrow down to **normalcdf**"), not a term. Not "hit",
+    # "tap", "go into": "tap **water**", "cells go into **mitosis**".
     "key_press_words": [
         "press",
-        "hit",
-        "tap",
         "click",
         "click on",
         "arrow down to",
@@ -892,7 +891,6 @@ DATA = {
         "arrow over to",
         "scroll down to",
         "scroll to",
-        "go into",
     ],
     # An instruction opening a name ("Calculate the mass", "Arrow down to X") makes it a procedure, not a concept.
     "imperative_verbs": [

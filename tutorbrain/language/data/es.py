@@ -726,11 +726,8 @@ DATA = {
     # Tras una de estas, un negrita es una tecla o un menú ("Pulse **STAT**"), no un término.
     "key_press_words": [
         "pulse",
-        "pulsa",
         "presione",
-        "presiona",
         "oprima",
-        "oprime",
         "haga clic en",
         "haz clic en",
         "desplácese hasta",
