@@ -204,11 +204,15 @@ class _Line:
     label: bool = False  # a line that is one bold span: "**Problem**", "**Figure ...**"
 
 
+def _title(heading: str) -> str:
+    """A heading's words without its number or markup, as the language data lists titles."""
+    return " ".join(tokens(strip_heading_number(_plain(heading))))
+
+
 def _names_front_matter(line: _Line) -> bool:
     """A heading naming a book's preface, foreword, acknowledgements… (language data
     `front_matter_titles`, any of the five languages)."""
-    title = " ".join(tokens(strip_heading_number(_plain(line.text))))
-    return title in _phrases_of("front_matter_titles")
+    return _title(line.text) in _phrases_of("front_matter_titles")
 
 
 def _without_front_matter(lines: list[_Line]) -> list[_Line]:
@@ -269,8 +273,7 @@ def _sections_marking_terms(lines: list[_Line]) -> set[int]:
 def _names_a_glossary(line: _Line) -> bool:
     """A heading naming a glossary ("Glossary", "Key Terms", "Glosario"; language data
     `glossary_headings`)."""
-    title = " ".join(tokens(strip_heading_number(_plain(line.text))))
-    return title in _phrases_of("glossary_headings")
+    return _title(line.text) in _phrases_of("glossary_headings")
 
 
 def _is_label_line(line: str) -> bool:
@@ -781,6 +784,9 @@ def _continues_a_name(sentence: str, start: int, term: str) -> bool:
     )
 
 
+# How far before a bold span its key-press words are looked for (keys pressed in a row
+# included: "Press **2nd** **DISTR**").
+KEY_WINDOW_CHARS = 120
 # Bold spans in a row before a span: "Press **2nd** **DISTR**" presses both keys.
 _TRAILING_BOLD = re.compile(r"(?:\*\*[^*]+\*\*\s*)+$")
 
@@ -797,7 +803,8 @@ def _key_or_call(sentence: str, start: int, end: int) -> bool:
     **2nd** **DISTR**"), or called ("**invNorm**(0.90,63,5)")."""
     if _CALL.match(sentence[end:]):
         return True
-    before = _TRAILING_BOLD.sub("", sentence[:start])
+    # The words just before the span: a window, not the whole sentence for every span.
+    before = _TRAILING_BOLD.sub("", sentence[max(0, start - KEY_WINDOW_CHARS) : start])
     last = " ".join(tokens(_plain(before))[-3:])
     return any(
         last == phrase or last.endswith(f" {phrase}") for phrase in _phrases_of("key_press_words")
@@ -1117,7 +1124,7 @@ def _join_abbreviations(candidates: dict[str, _Candidate], order: list[str], tex
 
 
 def _defines_nothing(heading: str) -> bool:
-    return " ".join(tokens(strip_heading_number(_plain(heading)))) in _section_words()
+    return _title(heading) in _section_words()
 
 
 @cache
