@@ -26,7 +26,11 @@ scaling, `shift + scale · logit`) on the subject's own history as a belief woul
 met it: every check of a later sitting on a concept (SESSION_GAP_MINUTES after the
 student's previous check of it) against the logit as it stood when that sitting began.
 The logit before any practice (the prior of a concept the student has not been checked
-on) is left as fitted: the fit already learns first answers as they come.
+on) is recalibrated the same way, by its own two numbers, on the answers it must hold
+for: every check of the student's first sitting on a concept against the logit before
+that sitting's first answer. A fitted logit learns a first answer well but the answers
+after it, minutes later in the same sitting, partly from the first; a prior read before
+the sitting must forecast all of them.
 Fitted by the nightly cycle (beliefs.services.beliefs_fit_learning) and stored
 (BeliefLearningFit); derivation reads the newest fit of the subject and falls back to
 the Beta posterior (beliefs.rules) while a subject has too little data for one.
@@ -67,7 +71,7 @@ CONCEPT_OFFSET_RIDGE = 1.0
 COEFFICIENT_RIDGE = 1e-3
 NEWTON_STEPS = 25
 NEWTON_TOLERANCE = 1e-8
-# The recalibration needs this many checks of a later sitting; below that the fitted
+# A recalibration needs this many checks to fit on; below that the fitted
 # logit is used as it is. Its two numbers are pulled towards "no change" (0, 1) by a
 # ridge worth a few checks, which matters only near that minimum.
 CALIBRATION_MIN_CHECKS = 200
@@ -103,6 +107,9 @@ class LearningModel:
     # existed reads as none.
     shift: float = 0.0
     scale: float = 1.0
+    # The recalibration of the logit before practice (module docstring); likewise.
+    prior_shift: float = 0.0
+    prior_scale: float = 1.0
 
     def level_of(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
         """A: the student's excess over the concepts' means on their *other* concepts."""
@@ -122,6 +129,11 @@ class LearningModel:
             + self.level * self.level_of(concept_id, own)
         )
 
+    def prior_logit(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
+        """The recalibrated logit of the student's first sitting on the concept: the
+        prior of a concept they have not been checked on."""
+        return self.prior_shift + self.prior_scale * self.base_logit(concept_id, own)
+
     def as_json(self) -> dict:
         return {
             "intercept": self.intercept,
@@ -135,6 +147,8 @@ class LearningModel:
             "students": self.students,
             "shift": self.shift,
             "scale": self.scale,
+            "prior_shift": self.prior_shift,
+            "prior_scale": self.prior_scale,
         }
 
     @classmethod
@@ -151,6 +165,8 @@ class LearningModel:
             students=int(data.get("students", 0)),
             shift=float(data.get("shift", 0.0)),
             scale=float(data.get("scale", 1.0)),
+            prior_shift=float(data.get("prior_shift", 0.0)),
+            prior_scale=float(data.get("prior_scale", 1.0)),
         )
 
 
@@ -185,13 +201,15 @@ def _concept_means(histories: Mapping[int, Sequence[LoggedOutcome]]) -> tuple[di
 @dataclass(frozen=True)
 class TrainingRows:
     """Per logged check: its concept, (log(1+W), log(1+F), A) before it, its outcome,
-    and the row of the first check of its sitting when the student had checked the
-    concept in an earlier sitting (−1 otherwise)."""
+    the row of the first check of its sitting when the student had checked the concept
+    in an earlier sitting (−1 otherwise), and the row of the student's first check of
+    the concept when the check is in that first sitting (−1 otherwise)."""
 
     concepts: list[int]
     features: np.ndarray
     outcomes: np.ndarray
     sitting_start: np.ndarray
+    first_sitting_start: np.ndarray
 
 
 def training_rows(
@@ -201,6 +219,7 @@ def training_rows(
     features: list[tuple[float, float, float]] = []
     outcomes: list[float] = []
     starts: list[int] = []
+    first_starts: list[int] = []
     gap = timedelta(minutes=SESSION_GAP_MINUTES)
     for rows in histories.values():
         wins: dict[int, float] = defaultdict(float)
@@ -209,6 +228,7 @@ def training_rows(
         counts: dict[int, float] = defaultdict(float)
         last_at: dict[int, datetime] = {}
         start: dict[int, int] = {}  # per concept: the row its current later sitting began at
+        first: dict[int, int] = {}  # per concept: the row of the student's first check
         total_excess = total_checks = 0.0
         for r in sorted(rows, key=lambda r: (r.occurred_at, r.episode_id)):
             c = r.concept_id
@@ -216,11 +236,13 @@ def training_rows(
             if c in last_at and r.occurred_at - last_at[c] >= gap:
                 start[c] = len(concepts)
             last_at[c] = r.occurred_at
+            first.setdefault(c, len(concepts))
             level = (total_excess - excess[c]) / (total_checks - counts[c] + LEVEL_PSEUDO_CHECKS)
             concepts.append(c)
             features.append((math.log1p(wins[c]), math.log1p(fails[c]), level))
             outcomes.append(y)
             starts.append(start.get(c, -1))
+            first_starts.append(first[c] if c not in start else -1)
             wins[c] += y
             fails[c] += 1.0 - y
             d = y - means.get(c, rate)
@@ -233,6 +255,7 @@ def training_rows(
         features=np.array(features, dtype=float).reshape(-1, 3),
         outcomes=np.array(outcomes, dtype=float),
         sitting_start=np.array(starts, dtype=int),
+        first_sitting_start=np.array(first_starts, dtype=int),
     )
 
 
@@ -254,16 +277,19 @@ def _newton(
     return beta
 
 
-def _recalibration(logits: np.ndarray, rows: TrainingRows) -> tuple[float, float]:
-    """(shift, scale) mapping the logit at a sitting's start onto that sitting's answers
-    (module docstring); (0, 1) when too few checks fell in a later sitting or the fit
-    makes no sense (no finite numbers, or a scale that reverses the order)."""
-    later = np.flatnonzero(rows.sitting_start >= 0)
-    if len(later) < CALIBRATION_MIN_CHECKS:
+def _recalibration(
+    logits: np.ndarray, starts: np.ndarray, outcomes: np.ndarray
+) -> tuple[float, float]:
+    """(shift, scale) mapping the logit at a sitting's start (`starts`: its row, −1 for a
+    check not counted) onto that sitting's answers (module docstring); (0, 1) when too
+    few checks count or the fit makes no sense (no finite numbers, or a scale that
+    reverses the order)."""
+    counted = np.flatnonzero(starts >= 0)
+    if len(counted) < CALIBRATION_MIN_CHECKS:
         return 0.0, 1.0
-    x = np.column_stack([np.ones(len(later)), logits[rows.sitting_start[later]]])
+    x = np.column_stack([np.ones(len(counted)), logits[starts[counted]]])
     shift, scale = _newton(
-        x, rows.outcomes[later], np.full(2, CALIBRATION_RIDGE), centre=np.array([0.0, 1.0])
+        x, outcomes[counted], np.full(2, CALIBRATION_RIDGE), centre=np.array([0.0, 1.0])
     )
     if not (math.isfinite(shift) and math.isfinite(scale)) or scale <= 0.0:
         return 0.0, 1.0
@@ -295,7 +321,10 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
     beta = _newton(x, rows.outcomes, ridge)
     if not np.all(np.isfinite(beta)):
         return None
-    shift, scale = _recalibration(x @ beta, rows)
+    logits = x @ beta
+    shift, scale = _recalibration(logits, rows.sitting_start, rows.outcomes)
+    # At the first check of a concept W = F = 0: its logit is the one before practice.
+    prior_shift, prior_scale = _recalibration(logits, rows.first_sitting_start, rows.outcomes)
     return LearningModel(
         intercept=float(beta[0]),
         offsets={c: float(beta[1 + i]) for c, i in index.items()},
@@ -308,6 +337,8 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
         students=len(histories),
         shift=shift,
         scale=scale,
+        prior_shift=prior_shift,
+        prior_scale=prior_scale,
     )
 
 

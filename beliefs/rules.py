@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 from beliefs.learning import SESSION_GAP_MINUTES, LearningModel, practice_logit, sigmoid
 
 # Recorded on every re-derivation so a reader knows which rules produced a belief.
-RULES_VERSION = "eb-beta-learning-4"
+RULES_VERSION = "eb-beta-learning-5"
 
 # A verdict as an outcome: a partial answer is half right.
 VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -330,12 +330,14 @@ class PriorTable:
 
         `own`: the student's (right, checks) per concept (a partial is half right).
         With a learning model, the model's logit before practice (its own concept
-        difficulty and level weight) is the prior.
+        difficulty and level weight) is the prior: recalibrated on first sittings for
+        the mean, as fitted for the practice term (which has its own recalibration).
         """
         if self.learning is not None:
             logit = self.learning.base_logit(concept_id, own)
+            prior_logit = self.learning.prior_logit(concept_id, own)
             return Prior(
-                mean=min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX),
+                mean=min(max(sigmoid(prior_logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX),
                 strength=None,
                 practice=Practice(
                     logit,

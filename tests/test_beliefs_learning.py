@@ -171,7 +171,36 @@ def test_students_who_never_come_back_to_a_concept_leave_the_fit_uncalibrated():
     assert model is not None and (model.shift, model.scale) == (0.0, 1.0)
 
 
-def test_the_recalibration_moves_a_beliefs_p_right_but_not_the_prior_of_an_unchecked_concept():
+def _first_sitting_forecasts(histories, model):
+    """Each check of a student's first sitting on a concept, the fitted logit before that
+    sitting's first answer (before recalibration), and the check's outcome."""
+    rows = learning.training_rows(histories, model.means, model.rate)
+    first = np.flatnonzero(rows.first_sitting_start >= 0)
+    starts = rows.first_sitting_start[first]
+    assert np.all(rows.features[starts, :2] == 0.0)  # no practice before a first answer
+    offsets = np.array([model.offsets[rows.concepts[i]] for i in starts])
+    logits = model.intercept + offsets + model.level * rows.features[starts, 2]
+    return logits, rows.outcomes[first]
+
+
+def test_the_prior_of_an_unchecked_concept_is_recalibrated_on_the_answers_of_first_sittings():
+    # Learners who practise a concept until three right in a row: the fit learns the
+    # first answer, but the rest of that first sitting runs well above it.
+    setting = replace(SETTINGS["mastery"], students=120, concepts=8)
+    histories = _histories(simulate(5, setting))
+    model = learning.fit(histories)
+    logits, outcomes = _first_sitting_forecasts(histories, model)
+    assert len(outcomes) > 1000
+    raw = 1.0 / (1.0 + np.exp(-logits))
+    calibrated = 1.0 / (1.0 + np.exp(-(model.prior_shift + model.prior_scale * logits)))
+    assert model.prior_shift > 0.2
+    assert abs(raw.mean() - outcomes.mean()) > 0.05
+    assert abs(calibrated.mean() - outcomes.mean()) < 0.002
+    prior = _table_with(model).for_student(1, {})
+    assert prior.mean == pytest.approx(learning.sigmoid(model.prior_logit(1, {})))
+
+
+def test_the_belief_recalibration_moves_a_beliefs_p_right_but_not_the_prior_of_an_unchecked_concept():
     model = replace(MODEL, shift=0.4, scale=0.5)
     prior = _table_with(model).for_student(1, {})
     assert prior.mean == pytest.approx(learning.sigmoid(-1.2))
@@ -181,11 +210,21 @@ def test_the_recalibration_moves_a_beliefs_p_right_but_not_the_prior_of_an_unche
     assert derived.p_right != round(learning.sigmoid(logit), 2)
 
 
-def test_a_fit_stored_before_the_recalibration_reads_as_uncalibrated():
+def test_the_prior_recalibration_moves_the_prior_but_not_a_beliefs_practice_term():
+    model = replace(MODEL, prior_shift=0.4, prior_scale=0.5)
+    prior = _table_with(model).for_student(1, {})
+    assert prior.mean == pytest.approx(learning.sigmoid(0.4 + 0.5 * -1.2))
+    derived = rules.derive([rules.CheckPoint(1, T0, "right")], prior)
+    logit = learning.practice_logit(1, 0, -1.2, model.wins, model.fails)
+    assert derived.p_right == round(learning.sigmoid(logit), 2)
+
+
+def test_a_fit_stored_before_the_recalibrations_reads_as_uncalibrated():
     stored = MODEL.as_json()
-    del stored["shift"], stored["scale"]
+    del stored["shift"], stored["scale"], stored["prior_shift"], stored["prior_scale"]
     read = learning.LearningModel.from_json(stored)
     assert (read.shift, read.scale) == (0.0, 1.0)
+    assert (read.prior_shift, read.prior_scale) == (0.0, 1.0)
     assert read == MODEL
 
 
