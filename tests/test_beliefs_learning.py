@@ -131,16 +131,17 @@ def test_decay_under_a_learning_model_moves_towards_its_prior_without_flipping()
     assert prior.mean < 0.5 < decayed < derived.p_right
 
 
-def _later_sitting_forecasts(histories, model):
-    """Each check of a later sitting on a concept, the fitted logit as that sitting began
-    (before recalibration), and the check's outcome."""
+def _sitting_forecasts(histories, model, starts_of):
+    """Each check counted by `starts_of` (the TrainingRows field naming, per check, the
+    row its sitting began at), the fitted logit as that sitting began (before
+    recalibration), the check's outcome, and the features at the sitting's start."""
     rows = learning.training_rows(histories, model.means, model.rate)
-    later = np.flatnonzero(rows.sitting_start >= 0)
-    starts = rows.sitting_start[later]
+    counted = np.flatnonzero(getattr(rows, starts_of) >= 0)
+    starts = getattr(rows, starts_of)[counted]
     coefficients = np.array([model.wins, model.fails, model.level])
     offsets = np.array([model.offsets[rows.concepts[i]] for i in starts])
     logits = model.intercept + offsets + rows.features[starts] @ coefficients
-    return logits, rows.outcomes[later]
+    return logits, rows.outcomes[counted], rows.features[starts]
 
 
 def test_a_beliefs_logit_is_recalibrated_on_the_answers_of_the_sittings_that_came_later():
@@ -149,7 +150,7 @@ def test_a_beliefs_logit_is_recalibrated_on_the_answers_of_the_sittings_that_cam
     setting = replace(SETTINGS["knowledge-mastery"], students=120, concepts=8)
     histories = _histories(simulate(5, setting))
     model = learning.fit(histories)
-    logits, outcomes = _later_sitting_forecasts(histories, model)
+    logits, outcomes, _ = _sitting_forecasts(histories, model, "sitting_start")
     assert len(outcomes) > 1000
     raw = 1.0 / (1.0 + np.exp(-logits))
     calibrated = 1.0 / (1.0 + np.exp(-(model.shift + model.scale * logits)))
@@ -161,7 +162,7 @@ def test_a_beliefs_logit_is_recalibrated_on_the_answers_of_the_sittings_that_cam
     assert np.mean((calibrated - outcomes) ** 2) < np.mean((raw - outcomes) ** 2)
 
 
-def test_students_who_never_come_back_to_a_concept_leave_the_fit_uncalibrated():
+def test_students_who_never_come_back_to_a_concept_leave_a_beliefs_logit_uncalibrated():
     # The same learners with every check a minute after the one before: one sitting each.
     histories = {
         student: [replace(r, occurred_at=T0 + days(i / 1440)) for i, r in enumerate(rows)]
@@ -171,25 +172,14 @@ def test_students_who_never_come_back_to_a_concept_leave_the_fit_uncalibrated():
     assert model is not None and (model.shift, model.scale) == (0.0, 1.0)
 
 
-def _first_sitting_forecasts(histories, model):
-    """Each check of a student's first sitting on a concept, the fitted logit before that
-    sitting's first answer (before recalibration), and the check's outcome."""
-    rows = learning.training_rows(histories, model.means, model.rate)
-    first = np.flatnonzero(rows.first_sitting_start >= 0)
-    starts = rows.first_sitting_start[first]
-    assert np.all(rows.features[starts, :2] == 0.0)  # no practice before a first answer
-    offsets = np.array([model.offsets[rows.concepts[i]] for i in starts])
-    logits = model.intercept + offsets + model.level * rows.features[starts, 2]
-    return logits, rows.outcomes[first]
-
-
 def test_the_prior_of_an_unchecked_concept_is_recalibrated_on_the_answers_of_first_sittings():
     # Learners who practise a concept until three right in a row: the fit learns the
     # first answer, but the rest of that first sitting runs well above it.
     setting = replace(SETTINGS["mastery"], students=120, concepts=8)
     histories = _histories(simulate(5, setting))
     model = learning.fit(histories)
-    logits, outcomes = _first_sitting_forecasts(histories, model)
+    logits, outcomes, features = _sitting_forecasts(histories, model, "first_sitting_start")
+    assert np.all(features[:, :2] == 0.0)  # no practice before a first answer
     assert len(outcomes) > 1000
     raw = 1.0 / (1.0 + np.exp(-logits))
     calibrated = 1.0 / (1.0 + np.exp(-(model.prior_shift + model.prior_scale * logits)))
