@@ -69,11 +69,19 @@ def test_no_prediction_has_no_error_and_is_not_calibrated():
 
 
 def test_calibrated_needs_five_predictions_not_four():
-    four = calibration_compute([(0.5, "right")] * 4)
-    five = calibration_compute([(0.5, "right")] * 5)
+    four = calibration_compute([(0.9, "right")] * 4)
+    five = calibration_compute([(0.9, "right")] * 5)
 
     assert not four.calibrated
     assert five.calibrated
+
+
+def test_predictions_more_than_a_tenth_off_their_outcomes_are_not_calibrated():
+    near = calibration_compute([(0.85, "right")] * 9 + [(0.85, "wrong")])  # 0.85 → 0.9
+    off = calibration_compute([(0.75, "right")] * 9 + [(0.75, "wrong")])  # 0.75 → 0.9
+
+    assert near.ece == pytest.approx(0.05) and near.calibrated
+    assert off.ece == pytest.approx(0.15) and not off.calibrated
 
 
 def _checks(pair, predictions):
@@ -108,7 +116,8 @@ def test_the_pair_snapshot_reads_predicted_checks_and_ignores_checks_without_pre
 
     assert snapshot.predicted_checks == 6
     assert snapshot.ece == pytest.approx(2.05 / 6, abs=1e-6)
-    assert snapshot.calibrated
+    # Six checks are enough to measure, but 0.34 off is no calibration.
+    assert not snapshot.calibrated
     assert [b["count"] for b in snapshot.bins] == [1, 1, 0, 0, 0, 0, 0, 0, 2, 2]
 
 

@@ -330,15 +330,15 @@ def test_the_nightly_verification_is_bounded_by_the_batch_size(pair, settings):
 # --- self-model ----------------------------------------------------------
 
 
-def _predicted_checks(pair, n, *, topic="nowhere-topic"):
+def _predicted_checks(pair, n, *, topic="nowhere-topic", verdicts=("right",), predicted=0.8):
     return [
         episode_append(
             pair=pair,
             kind="check",
             summary=f"check {i}",
             topic=topic,
-            verdict="right",
-            predicted_mastery=0.8,
+            verdict=verdicts[i % len(verdicts)],
+            predicted_mastery=predicted,
             occurred_at=at(10, i),
             now=at(10, i),
             embed=False,
@@ -347,7 +347,7 @@ def _predicted_checks(pair, n, *, topic="nowhere-topic"):
     ]
 
 
-def test_the_self_model_is_calibrated_at_five_predicted_checks_and_five_after_a_belief(pair):
+def test_the_self_model_measures_p_right_on_the_checks_that_followed_a_belief(pair):
     from beliefs.services import beliefs_derive_from_checks
 
     Concept.objects.create(subject=pair.subject, name="Fractions", key=concept_key("Fractions"))
@@ -357,7 +357,6 @@ def test_the_self_model_is_calibrated_at_five_predicted_checks_and_five_after_a_
     cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
 
     model = SelfModel.objects.get(pair=pair)
-    assert model.calibrated
     assert model.ece == pytest.approx(0.2)
     # The first check had no belief before it; each of the other five followed one.
     assert model.belief_predictions == 5
@@ -366,9 +365,40 @@ def test_the_self_model_is_calibrated_at_five_predicted_checks_and_five_after_a_
     assert model.belief_ece == pytest.approx(
         sum(1 - p for p in (0.6, 0.67, 0.71, 0.75, 0.78)) / 5, abs=0.01
     )
+    # Enough checks to measure, but figures 0.20 and 0.30 off are no probabilities.
+    assert not model.calibrated
     sentence = self_model_limits_sentence(pair=pair)
-    assert "expected calibration error 0.20" in sentence
-    assert "on 5 checks that followed a belief (p_right" in sentence
+    assert sentence.startswith("Confidence figures are a ranking, not a probability")
+    assert "6 checks with a predicted mastery (expected calibration error 0.20)" in sentence
+    assert "5 checks that followed a belief (p_right, 0.30)" in sentence
+    assert "one runs more than 0.10 off what happened" in sentence
+
+
+def test_the_self_model_is_calibrated_when_both_errors_are_within_a_tenth(pair):
+    from beliefs.services import beliefs_derive_from_checks
+
+    Concept.objects.create(subject=pair.subject, name="Fractions", key=concept_key("Fractions"))
+    # Two of every three right, and the tutor predicted 0.65 each time.
+    ids = _predicted_checks(
+        pair, 60, topic="Fractions", verdicts=("wrong", "right", "right"), predicted=0.65
+    )
+    beliefs_derive_from_checks(pair=pair, episode_ids=ids)
+
+    cycle.pair_cycle_run(pair_id=pair.pk, day=DAY, embed=False)
+
+    model = SelfModel.objects.get(pair=pair)
+    assert model.ece == pytest.approx(40 / 60 - 0.65, abs=1e-3)
+    assert model.belief_predictions == 59 and model.belief_ece <= 0.10
+    assert model.calibrated
+    sentence = self_model_limits_sentence(pair=pair)
+    assert "ranking" not in sentence
+    assert "calibrated on 60 checks with a predicted mastery (expected calibration error 0.02)" in (
+        sentence
+    )
+    assert (
+        f"on 59 checks that followed a belief (p_right, expected calibration error {model.belief_ece:.2f})"
+        in sentence
+    )
 
 
 def test_the_self_model_is_not_calibrated_until_checks_have_followed_a_belief(pair):

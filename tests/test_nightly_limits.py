@@ -24,14 +24,14 @@ def test_no_pair_at_all_gets_the_uncalibrated_sentence():
     assert "ranking, not a probability" in self_model_limits_sentence(pair=None)
 
 
-def _calibrated_self_model(pair) -> SelfModel:
+def _calibrated_self_model(pair, *, ece: float = 0.075) -> SelfModel:
     return SelfModel.objects.create(
         pair=pair,
         day=dt.date(2026, 3, 1),
         computed_at=timezone.now(),
         calibrated=True,
         predicted_checks=7,
-        ece=0.125,
+        ece=ece,
         belief_predictions=9,
         belief_ece=0.04,
     )
@@ -44,8 +44,19 @@ def test_a_calibrated_self_model_states_its_expected_calibration_error(pair):
 
     assert "ranking" not in sentence
     assert "7 checks" in sentence
-    assert "0.12" in sentence or "0.13" in sentence
+    assert "0.07" in sentence or "0.08" in sentence
     assert "9 checks that followed a belief (p_right, expected calibration error 0.04)" in sentence
+
+
+def test_a_self_model_stored_calibrated_but_more_than_a_tenth_off_says_ranking(pair):
+    # A row written before the error bound existed still says "calibrated".
+    _calibrated_self_model(pair, ece=0.26)
+
+    sentence = self_model_limits_sentence(pair=pair)
+
+    assert sentence.startswith("Confidence figures are a ranking, not a probability")
+    assert "(expected calibration error 0.26)" in sentence
+    assert "(p_right, 0.04)" in sentence
 
 
 def test_the_block_states_the_calibration_its_lookup_read_with_the_pair(pair):

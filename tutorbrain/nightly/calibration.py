@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from tutorbrain.nightly.rules import (
     CALIBRATION_BINS,
+    CALIBRATION_MAX_ECE,
     CALIBRATION_MIN_PREDICTIONS,
     VERDICT_OUTCOME,
 )
@@ -49,7 +50,12 @@ class Calibration:
 
     @property
     def calibrated(self) -> bool:
-        return self.predicted_checks >= CALIBRATION_MIN_PREDICTIONS
+        return self.predicted_checks >= CALIBRATION_MIN_PREDICTIONS and within_error(self.ece)
+
+
+def within_error(ece: float | None) -> bool:
+    """Whether an expected calibration error is small enough to call figures calibrated."""
+    return ece is not None and ece <= CALIBRATION_MAX_ECE
 
 
 def bin_index(predicted: float, bins: int = CALIBRATION_BINS) -> int:

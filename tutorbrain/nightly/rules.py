@@ -4,6 +4,9 @@ from __future__ import annotations
 
 # "calibrated" only from this many checks with a predicted mastery (5 yes, 4 no).
 CALIBRATION_MIN_PREDICTIONS = 5
+# ... and only while the expected calibration error is at most this: a figure that runs
+# 0.26 off its outcomes is no probability, however many checks measured it.
+CALIBRATION_MAX_ECE = 0.10
 # Equal-width bins of predicted mastery over [0, 1]; the last bin includes 1.0.
 CALIBRATION_BINS = 10
 # A verdict as an outcome in [0, 1]: a partial answer counts as half right.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from memory.models import Pair
 from tutorbrain.models import CalibrationSnapshot, NightlyRun, SelfModel
-from tutorbrain.nightly.rules import CALIBRATION_MIN_PREDICTIONS
+from tutorbrain.nightly.calibration import within_error
+from tutorbrain.nightly.rules import CALIBRATION_MAX_ECE, CALIBRATION_MIN_PREDICTIONS
 
 UNCALIBRATED_SENTENCE = (
     "Confidence figures are a ranking, not a probability: fewer than "
@@ -29,12 +30,22 @@ def limits_sentence_for(
     """The self-model's limits sentence from its numbers (shared by the selector and admin).
 
     "Calibrated" is earned twice (R-7.3, issue #12): by the tutor's predicted mastery and
-    by the beliefs' own p_right against the verdicts that followed; each error is stated.
+    by the beliefs' own p_right against the verdicts that followed, each from five checks
+    and within CALIBRATION_MAX_ECE of its outcomes; each error is stated. The errors are
+    read from the numbers, so a self-model stored before that bound obeys it too.
     """
     if predicted_checks < CALIBRATION_MIN_PREDICTIONS or ece is None:
         return UNCALIBRATED_SENTENCE
-    if not calibrated or belief_ece is None:
+    if belief_predictions < CALIBRATION_MIN_PREDICTIONS or belief_ece is None:
         return UNCALIBRATED_BELIEFS_SENTENCE
+    if not (calibrated and within_error(ece) and within_error(belief_ece)):
+        return (
+            f"Confidence figures are a ranking, not a probability: measured on "
+            f"{predicted_checks} checks with a predicted mastery (expected calibration "
+            f"error {ece:.2f}) and {belief_predictions} checks that followed a belief "
+            f"(p_right, {belief_ece:.2f}), one runs more than {CALIBRATION_MAX_ECE:.2f} off "
+            "what happened."
+        )
     return (
         f"Confidence figures are calibrated on {predicted_checks} checks with a predicted "
         f"mastery (expected calibration error {ece:.2f}) and on {belief_predictions} checks "

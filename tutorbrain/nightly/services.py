@@ -43,6 +43,7 @@ from tutorbrain.nightly.calibration import (
     Calibration,
     calibration_compute,
     calibration_from_sums,
+    within_error,
 )
 from tutorbrain.nightly.rules import (
     CALIBRATION_BINS,
@@ -428,9 +429,11 @@ def self_model_recompose(
     values = {
         "day": day,
         "computed_at": now,
-        # Earned by the tutor's predictions and by the beliefs' own p_right (issue #12).
+        # Earned by the tutor's predictions and by the beliefs' own p_right (issue #12),
+        # each from five checks and within CALIBRATION_MAX_ECE of its outcomes.
         "calibrated": snapshot.calibrated
-        and snapshot.belief_predictions >= CALIBRATION_MIN_PREDICTIONS,
+        and snapshot.belief_predictions >= CALIBRATION_MIN_PREDICTIONS
+        and within_error(snapshot.belief_ece),
         "predicted_checks": snapshot.predicted_checks,
         "ece": snapshot.ece,
         "belief_predictions": snapshot.belief_predictions,
