@@ -5,7 +5,7 @@ rate: it cannot see that the fifth attempt at a concept is more often right than
 first. This module fits, per subject and over the whole population, a
 performance-factor-analysis model (Pavlik, Cen & Koedinger 2009) of every logged check:
 
-    logit p(right) = b + b_c + w · log(1 + W) + f · log(1 + F) + l · A
+    logit p(right) = b + b_c + w · log(1 + W) + f · log(1 + F) + l · A + r · R
 
 * W, F: the student's earlier right and wrong answers on the concept (a partial is half
   of each), so practice that went well and practice that went badly count differently;
@@ -13,7 +13,13 @@ performance-factor-analysis model (Pavlik, Cen & Koedinger 2009) of every logged
   towards 0 by a ridge so that a concept with few checks leans on the subject;
 * A: the student's level, Σ (y − m_k) / (N + LEVEL_PSEUDO_CHECKS) over their checks on
   the subject's *other* concepts (m_k: concept k's mean), so a student who does well
-  elsewhere starts a new concept higher.
+  elsewhere starts a new concept higher;
+* R: how the student's *recent* sittings on the concept went, their share right with
+  each earlier sitting weighing RECENT_SITTING_DECAY times the one after it, less ½
+  (RECENT_PSEUDO_CHECKS at ½ keep one answer from saying much): W and F count all
+  practice alike, so a student who failed for weeks and has now got it looks like one
+  who got it and has since lost it (recency-weighted PFA, Galyardt & Goldin 2015). The
+  answers of one sitting weigh the same, so their order within it cannot matter.
 
 The coefficients are fitted by Newton's method (iteratively reweighted least squares) on
 a few thousand rows in numpy, deterministically: no sampling, no generative model.
@@ -61,6 +67,10 @@ LEARNING_MIN_STUDENTS = 20
 REDERIVE_WHEN_CHECKS_GROW = 2.0
 # The student's level is shrunk towards 0 by this many pseudo-checks.
 LEVEL_PSEUDO_CHECKS = 10.0
+# R: each earlier sitting on the concept weighs this much of the one after it, and
+# this many pseudo-answers at ½ are added to the sittings' answers.
+RECENT_SITTING_DECAY = 0.5
+RECENT_PSEUDO_CHECKS = 2.0
 # A concept's mean (for the level) is shrunk towards the subject's rate by this many
 # pseudo-checks.
 CONCEPT_MEAN_PSEUDO_CHECKS = 3.0
@@ -110,6 +120,9 @@ class LearningModel:
     # The recalibration of the logit before practice (module docstring); likewise.
     prior_shift: float = 0.0
     prior_scale: float = 1.0
+    # The weight of R, the recent sittings' share right (module docstring); a fit
+    # stored before it existed reads as 0, the model it was.
+    recent: float = 0.0
 
     def level_of(self, concept_id: int, own: Mapping[int, tuple[float, int]]) -> float:
         """A: the student's excess over the concepts' means on their *other* concepts."""
@@ -149,6 +162,7 @@ class LearningModel:
             "scale": self.scale,
             "prior_shift": self.prior_shift,
             "prior_scale": self.prior_scale,
+            "recent": self.recent,
         }
 
     @classmethod
@@ -167,6 +181,7 @@ class LearningModel:
             scale=float(data.get("scale", 1.0)),
             prior_shift=float(data.get("prior_shift", 0.0)),
             prior_scale=float(data.get("prior_scale", 1.0)),
+            recent=float(data.get("recent", 0.0)),
         )
 
 
@@ -177,9 +192,23 @@ def sigmoid(x: float) -> float:
     return z / (1.0 + z)
 
 
-def practice_logit(wins: float, fails: float, base: float, w: float, f: float) -> float:
-    """The fitted logit after W right and F wrong answers (before recalibration)."""
-    return base + w * math.log1p(wins) + f * math.log1p(fails)
+def practice_logit(
+    wins: float, fails: float, base: float, w: float, f: float, recent: float = 0.0, r: float = 0.0
+) -> float:
+    """The fitted logit after W right and F wrong answers whose recent sittings give
+    `recent` (R, see recent_share), R's weight being `r` (before recalibration)."""
+    return base + w * math.log1p(wins) + f * math.log1p(fails) + r * recent
+
+
+def recent_share(sittings: Sequence[tuple[float, float]]) -> float:
+    """R: the share right of a student's sittings on a concept, (right, answers) each,
+    oldest first, each weighing RECENT_SITTING_DECAY times the next, with
+    RECENT_PSEUDO_CHECKS answers at ½; less ½, so no practice at all gives 0."""
+    right = answers = 0.0
+    for right_here, answers_here in sittings:
+        right = right * RECENT_SITTING_DECAY + right_here
+        answers = answers * RECENT_SITTING_DECAY + answers_here
+    return (right + 0.5 * RECENT_PSEUDO_CHECKS) / (answers + RECENT_PSEUDO_CHECKS) - 0.5
 
 
 def _concept_means(histories: Mapping[int, Sequence[LoggedOutcome]]) -> tuple[dict, float]:
@@ -200,7 +229,7 @@ def _concept_means(histories: Mapping[int, Sequence[LoggedOutcome]]) -> tuple[di
 
 @dataclass(frozen=True)
 class TrainingRows:
-    """Per logged check: its concept, (log(1+W), log(1+F), A) before it, its outcome,
+    """Per logged check: its concept, (log(1+W), log(1+F), A, R) before it, its outcome,
     the row of the first check of its sitting when the student had checked the concept
     in an earlier sitting (−1 otherwise), and the row of the student's first check of
     the concept when the check is in that first sitting (−1 otherwise)."""
@@ -216,7 +245,7 @@ def training_rows(
     histories: Mapping[int, Sequence[LoggedOutcome]], means: Mapping[int, float], rate: float
 ) -> TrainingRows:
     concepts: list[int] = []
-    features: list[tuple[float, float, float]] = []
+    features: list[tuple[float, float, float, float]] = []
     outcomes: list[float] = []
     starts: list[int] = []
     first_starts: list[int] = []
@@ -228,6 +257,7 @@ def training_rows(
         counts: dict[int, float] = defaultdict(float)
         last_at: dict[int, datetime] = {}
         start: dict[int, int] = {}  # per concept: the row its current later sitting began at
+        sittings: dict[int, list[list[float]]] = defaultdict(list)  # per concept: [right, n]
         first: dict[int, int] = {}  # per concept: the row of the student's first check
         total_excess = total_checks = 0.0
         for r in sorted(rows, key=lambda r: (r.occurred_at, r.episode_id)):
@@ -235,16 +265,21 @@ def training_rows(
             y = OUTCOME[r.verdict]
             if c in last_at and r.occurred_at - last_at[c] >= gap:
                 start[c] = len(concepts)
+            if c not in last_at or r.occurred_at - last_at[c] >= gap:
+                sittings[c].append([0.0, 0.0])
             last_at[c] = r.occurred_at
             first.setdefault(c, len(concepts))
             level = (total_excess - excess[c]) / (total_checks - counts[c] + LEVEL_PSEUDO_CHECKS)
             concepts.append(c)
-            features.append((math.log1p(wins[c]), math.log1p(fails[c]), level))
+            recent = recent_share([(a, n) for a, n in sittings[c] if n > 0])
+            features.append((math.log1p(wins[c]), math.log1p(fails[c]), level, recent))
             outcomes.append(y)
             starts.append(start.get(c, -1))
             first_starts.append(first[c] if c not in start else -1)
             wins[c] += y
             fails[c] += 1.0 - y
+            sittings[c][-1][0] += y
+            sittings[c][-1][1] += 1.0
             d = y - means.get(c, rate)
             excess[c] += d
             counts[c] += 1.0
@@ -252,7 +287,7 @@ def training_rows(
             total_checks += 1.0
     return TrainingRows(
         concepts=concepts,
-        features=np.array(features, dtype=float).reshape(-1, 3),
+        features=np.array(features, dtype=float).reshape(-1, 4),
         outcomes=np.array(outcomes, dtype=float),
         sitting_start=np.array(starts, dtype=int),
         first_sitting_start=np.array(first_starts, dtype=int),
@@ -311,8 +346,8 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
     rows = training_rows(histories, means, rate)
     index = {c: i for i, c in enumerate(sorted(set(rows.concepts)))}
     n, k = len(rows.concepts), len(index)
-    # Columns: intercept, one offset per concept, log(1+W), log(1+F), A.
-    x = np.zeros((n, 1 + k + 3))
+    # Columns: intercept, one offset per concept, log(1+W), log(1+F), A, R.
+    x = np.zeros((n, 1 + k + 4))
     x[:, 0] = 1.0
     x[np.arange(n), 1 + np.array([index[c] for c in rows.concepts])] = 1.0
     x[:, 1 + k :] = rows.features
@@ -331,6 +366,7 @@ def fit(histories: Mapping[int, Sequence[LoggedOutcome]]) -> LearningModel | Non
         wins=float(beta[1 + k]),
         fails=float(beta[2 + k]),
         level=float(beta[3 + k]),
+        recent=float(beta[4 + k]),
         means=means,
         rate=rate,
         checks=checks,

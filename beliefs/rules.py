@@ -38,10 +38,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from beliefs.learning import SESSION_GAP_MINUTES, LearningModel, practice_logit, sigmoid
+from beliefs.learning import (
+    SESSION_GAP_MINUTES,
+    LearningModel,
+    practice_logit,
+    recent_share,
+    sigmoid,
+)
 
 # Recorded on every re-derivation so a reader knows which rules produced a belief.
-RULES_VERSION = "eb-beta-learning-5"
+RULES_VERSION = "eb-beta-learning-6"
 
 # A verdict as an outcome: a partial answer is half right.
 VERDICT_OUTCOME: dict[str, float] = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -102,7 +108,8 @@ class CheckPoint:
 @dataclass(frozen=True)
 class Practice:
     """The learning term (beliefs.learning) for one student and concept: the logit before
-    any practice on it, and the weights of earlier right and wrong answers."""
+    any practice on it, the weights of earlier right and wrong answers, and of how the
+    recent sittings went."""
 
     base_logit: float
     wins: float
@@ -110,6 +117,7 @@ class Practice:
     # The recalibration of a belief's logit (beliefs.learning).
     shift: float = 0.0
     scale: float = 1.0
+    recent: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,19 +189,26 @@ def posterior_p_right(points: Sequence[CheckPoint], prior: Prior) -> float:
     """Beta posterior mean of a right answer: prior pseudo-checks plus weighted outcomes.
 
     With a learning model (prior.practice) the prediction is the fitted model's instead:
-    the counts of earlier right and wrong answers move the logit (beliefs.learning). A
-    sum over the checks, so their order does not matter.
+    the counts of earlier right and wrong answers and the share right of the recent
+    sessions move the logit (beliefs.learning). Sums over the checks of a session, so
+    their order within it does not matter.
     """
+    sessions = session_times(points)
     if prior.practice is not None:
         wins = sum(VERDICT_OUTCOME[p.verdict] for p in points)
         practice = prior.practice
         logit = practice.shift + practice.scale * practice_logit(
-            wins, len(points) - wins, practice.base_logit, practice.wins, practice.fails
+            wins,
+            len(points) - wins,
+            practice.base_logit,
+            practice.wins,
+            practice.fails,
+            recent_share(_session_counts(points, sessions)),
+            practice.recent,
         )
         return min(max(sigmoid(logit), PRIOR_MEAN_MIN), PRIOR_MEAN_MAX)
     if prior.strength is None:
         raise ValueError("a Beta prior needs a strength")
-    sessions = session_times(points)
     newest = max(sessions.values())
     right, total = prior.strength * prior.mean, prior.strength
     for point in points:
@@ -202,6 +217,18 @@ def posterior_p_right(points: Sequence[CheckPoint], prior: Prior) -> float:
         right += weight * VERDICT_OUTCOME[point.verdict]
         total += weight
     return right / total
+
+
+def _session_counts(
+    points: Sequence[CheckPoint], sessions: Mapping[int, datetime]
+) -> list[tuple[float, float]]:
+    """(right, checks) of each session, oldest first."""
+    counts: dict[datetime, list[float]] = {}
+    for point in points:
+        acc = counts.setdefault(sessions[point.episode_id], [0.0, 0.0])
+        acc[0] += VERDICT_OUTCOME[point.verdict]
+        acc[1] += 1.0
+    return [(right, n) for _, (right, n) in sorted(counts.items())]
 
 
 def derive(points: Sequence[CheckPoint], prior: Prior = DEFAULT_PRIOR) -> Derived:
@@ -345,6 +372,7 @@ class PriorTable:
                     self.learning.fails,
                     self.learning.shift,
                     self.learning.scale,
+                    self.learning.recent,
                 ),
             )
         base = self.for_concept(concept_id)

@@ -52,11 +52,14 @@ def test_the_fit_finds_that_practice_and_a_students_level_raise_the_chance_of_a_
     assert model.level > 0.5
     base = model.base_logit(1, {})
     before = learning.sigmoid(base)
+    # Three answers in one sitting: counted by W and F, and as that sitting's share.
+    rights, wrongs = learning.recent_share([(3, 3)]), learning.recent_share([(0, 3)])
+    assert wrongs < 0 < rights
     after_three_rights = learning.sigmoid(
-        learning.practice_logit(3, 0, base, model.wins, model.fails)
+        learning.practice_logit(3, 0, base, model.wins, model.fails, rights, model.recent)
     )
     after_three_wrongs = learning.sigmoid(
-        learning.practice_logit(0, 3, base, model.wins, model.fails)
+        learning.practice_logit(0, 3, base, model.wins, model.fails, wrongs, model.recent)
     )
     assert after_three_wrongs < before < after_three_rights
     # A student above the concepts' means elsewhere starts a new concept higher.
@@ -108,8 +111,12 @@ def test_with_a_learning_model_one_right_answer_stays_near_the_concepts_prior_no
     assert one_right.claim == "struggles"
 
 
+# The same model with a weight on how the recent sittings went (R).
+MODEL_RECENT = replace(MODEL, recent=1.5)
+
+
 def test_with_a_learning_model_two_checks_a_minute_apart_give_the_same_belief_in_either_order():
-    prior = _table_with(MODEL).for_student(1, {2: (4.0, 5)})
+    prior = _table_with(MODEL_RECENT).for_student(1, {2: (4.0, 5)})
     forward = [
         rules.CheckPoint(1, T0, "wrong"),
         rules.CheckPoint(2, T0 + days(1 / 1440), "right"),
@@ -119,6 +126,32 @@ def test_with_a_learning_model_two_checks_a_minute_apart_give_the_same_belief_in
         rules.CheckPoint(2, T0 + days(1 / 1440), "wrong"),
     ]
     assert rules.derive(forward, prior) == rules.derive(swapped, prior)
+
+
+def test_the_recent_share_weighs_each_earlier_sitting_half_as_much_as_the_next():
+    assert learning.recent_share([]) == 0.0
+    # One sitting of three right: (3 + 1) / (3 + 2) − ½.
+    assert learning.recent_share([(3, 3)]) == pytest.approx(0.3)
+    # Wrong then right: (0·½ + 3 + 1) / (3·½ + 3 + 2) − ½.
+    assert learning.recent_share([(0, 3), (3, 3)]) == pytest.approx(4 / 6.5 - 0.5)
+    assert learning.recent_share([(3, 3), (0, 3)]) == pytest.approx(2.5 / 6.5 - 0.5)
+
+
+def _daily(verdicts: list[str]) -> list[rules.CheckPoint]:
+    return [rules.CheckPoint(i, T0 + days(i), v) for i, v in enumerate(verdicts)]
+
+
+def test_with_a_learning_model_a_student_who_has_lately_got_it_beats_one_who_has_lost_it():
+    got_it, lost_it = ["wrong"] * 3 + ["right"] * 3, ["right"] * 3 + ["wrong"] * 3
+    prior = _table_with(MODEL_RECENT).for_student(1, {})
+    assert (
+        rules.derive(_daily(lost_it), prior).p_right < rules.derive(_daily(got_it), prior).p_right
+    )
+    # Without R's weight only the counts speak, and they are the same.
+    plain = _table_with(MODEL).for_student(1, {})
+    assert rules.derive(_daily(lost_it), plain).p_right == pytest.approx(
+        rules.derive(_daily(got_it), plain).p_right
+    )
 
 
 def test_decay_under_a_learning_model_moves_towards_its_prior_without_flipping():
@@ -138,7 +171,7 @@ def _sitting_forecasts(histories, model, starts_of):
     rows = learning.training_rows(histories, model.means, model.rate)
     counted = np.flatnonzero(getattr(rows, starts_of) >= 0)
     starts = getattr(rows, starts_of)[counted]
-    coefficients = np.array([model.wins, model.fails, model.level])
+    coefficients = np.array([model.wins, model.fails, model.level, model.recent])
     offsets = np.array([model.offsets[rows.concepts[i]] for i in starts])
     logits = model.intercept + offsets + rows.features[starts] @ coefficients
     return logits, rows.outcomes[counted], rows.features[starts]
@@ -249,7 +282,9 @@ def test_the_nightly_fit_is_stored_and_the_next_derivation_uses_it(pair, derive)
     assert fit is not None and fit.checks == 24 * 10 and fit.students == 24
     model = learning_model_latest(subject_id=pair.subject_id)
     assert model == learning.LearningModel.from_json(fit.coefficients)
-    assert model.wins > 0
+    # Here a student right once is right from then on: what the last sittings show
+    # (R) carries the practice, whatever the counts' own weights.
+    assert model.recent > 0
 
     derive(pair, topic="Osmosis", verdict="right", at=T0 + days(20))
     derive(pair, topic="Osmosis", verdict="right", at=T0 + days(21))
@@ -264,7 +299,15 @@ def test_the_nightly_fit_is_stored_and_the_next_derivation_uses_it(pair, derive)
     expected = learning.sigmoid(
         model.shift
         + model.scale
-        * learning.practice_logit(2, 0, prior.practice.base_logit, model.wins, model.fails)
+        * learning.practice_logit(
+            2,
+            0,
+            prior.practice.base_logit,
+            model.wins,
+            model.fails,
+            learning.recent_share([(1, 1), (1, 1)]),  # two sittings, a day apart
+            model.recent,
+        )
     )
     assert belief.p_right == pytest.approx(expected, abs=0.005)
     assert belief.p_right > belief.prior_right
