@@ -18,7 +18,8 @@ The generating model, per student s and concept c (logit scale, σ from `Setting
   expected outcome, (1 − partial) · p + partial · ½;
 * schedule: sessions separated by gaps of days (exponential, student-specific mean,
   sometimes a break of months), each session works 1–3 concepts of a curriculum
-  (new ones introduced in order, earlier ones revisited), several checks per concept a
+  (new ones introduced in order, earlier ones revisited; with `shuffled`, each student
+  has an order of their own), several checks per concept a
   few minutes apart (or, under a mastery rule, until a run of right answers).
 
 A second family, `model="knowledge"` (settings `knowledge` and `knowledge-mastery`), so
@@ -87,6 +88,10 @@ class Setting:
     # sitting (an hour), gone by the next one: practice in a row lifts the answers of
     # that sitting more than what is learnt, as massed practice does.
     warmup: float = 0.0
+    # Each student meets the concepts in an order of their own (classes that teach the
+    # units in different orders, a practice site where students pick what to work on),
+    # not the one curriculum: every concept has been practised by some students early on.
+    shuffled: bool = False
 
 
 SETTINGS: dict[str, Setting] = {
@@ -119,6 +124,8 @@ SETTINGS: dict[str, Setting] = {
         mastery_streak=3,
         sessions=(4, 10),
     ),
+    # The default learners, each meeting the concepts in an order of their own.
+    "shuffled": Setting(shuffled=True),
 }
 
 # logistic: the warm-up of a sitting is gone after this long without the concept.
@@ -175,6 +182,10 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
         last_seen: dict[str, datetime] = {}
         gap_mean = rng.uniform(*s.gap_days_mean)
         when = START + timedelta(days=rng.uniform(0, 30), hours=rng.uniform(0, 10))
+        order = names
+        if s.shuffled:
+            # Drawn only when asked for, so the other settings' draws stay as they were.
+            order = rng.sample(names, k=len(names))
         frontier = 1
         for session in range(rng.randint(*s.sessions)):
             if session:
@@ -185,8 +196,8 @@ def simulate(seed: int, setting: Setting | None = None) -> list[SimulatedCheck]:
                 when += timedelta(days=gap)
             if rng.random() < 0.6 and frontier < len(names):
                 frontier += 1
-            new = names[frontier - 1]
-            worked = [new] + rng.sample(names[:frontier], k=min(frontier, rng.randint(0, 2)))
+            new = order[frontier - 1]
+            worked = [new] + rng.sample(order[:frontier], k=min(frontier, rng.randint(0, 2)))
             clock = when
             for concept in dict.fromkeys(worked):
                 planned = 0 if s.mastery_streak else rng.randint(*s.checks_per_concept)

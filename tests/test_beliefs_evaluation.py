@@ -80,6 +80,21 @@ def test_forgetting_lowers_the_truth_after_a_long_break():
     assert dropped > 0
 
 
+def _first_concepts(setting) -> dict[str, str]:
+    """Each student's first concept."""
+    first: dict[str, str] = {}
+    for r in simulate(5, setting):
+        first.setdefault(r.student, r.concept)
+    return first
+
+
+def test_in_the_shuffled_population_students_meet_the_concepts_in_orders_of_their_own():
+    # One curriculum: every student starts with one of its first two concepts.
+    assert set(_first_concepts(SMALL).values()) <= {"Concept 01", "Concept 02"}
+    shuffled = replace(SETTINGS["shuffled"], students=60, concepts=8)
+    assert len(set(_first_concepts(shuffled).values())) >= 6
+
+
 def _fall_between_sittings(setting) -> float:
     """Mean fall of the truth from a sitting's last check of a concept to the first
     check of it in a later sitting."""
