@@ -26,6 +26,7 @@ for "nothing known": the beliefs' concept prior, the concept mean, ½ for Laplac
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import re
@@ -40,10 +41,13 @@ from concepts.naming import concept_key
 from tutorbrain.nightly.calibration import Calibration, calibration_compute
 
 OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
-# How real logs write a verdict: a correctness column of 1/0 or true/false is common.
+# How real logs write a verdict: a correctness column of 1/0 or true/false is common. A
+# transaction export's outcome HINT (the student asked for a hint instead of answering)
+# or BUG (an answer the tutor recognised as a known error) is a wrong first attempt, as
+# knowledge-tracing data sets count it.
 VERDICT_SPELLINGS = {
     **{word: "right" for word in ("right", "correct", "1", "1.0", "true", "yes")},
-    **{word: "wrong" for word in ("wrong", "incorrect", "0", "0.0", "false", "no")},
+    **{word: "wrong" for word in ("wrong", "incorrect", "0", "0.0", "false", "no", "hint", "bug")},
     **{word: "partial" for word in ("partial", "0.5")},
 }
 REQUIRED = ("student", "concept", "verdict", "time")
@@ -88,6 +92,9 @@ COLUMN_ALIASES = {
     # The student's cut, in a log's own column or in a file of cuts.
     "cut": ("cut_time", "cutoff", "cut_off", "cutoff_time", "cut_at", "split_time"),
 }
+# Concept.name's length: a longer name in a log (a tutoring system's skill rule) is cut
+# to it, with a digest of the whole name so that two long names stay two concepts.
+CONCEPT_NAME_MAX_CHARS = 200
 # The share of each student's checks (in time order) before their cut.
 DEFAULT_HISTORY_SHARE = 0.7
 BETA_BASELINE_STRENGTH = 4.0
@@ -148,7 +155,8 @@ def _parse_time(value: str, where: str, name: str = "time") -> datetime:
 
 
 def _verdict(value) -> str | None:
-    """right / partial / wrong from the log's spelling, or None."""
+    """right / partial / wrong from the log's spelling, or None. Partial credit between
+    0 and 1 (0.25, 0.8: an answer graded in parts) is partial, as the product has it."""
     text = str(value).strip().lower()
     if text in VERDICT_SPELLINGS:
         return VERDICT_SPELLINGS[text]
@@ -156,7 +164,11 @@ def _verdict(value) -> str | None:
         number = float(text)
     except ValueError:
         return None
-    return {1.0: "right", 0.5: "partial", 0.0: "wrong"}.get(number)
+    if number == 1.0:
+        return "right"
+    if number == 0.0:
+        return "wrong"
+    return "partial" if 0.0 < number < 1.0 else None
 
 
 def _missing(raw: dict) -> str | None:
@@ -178,7 +190,7 @@ def _row(raw: dict, where: str) -> LoggedCheck:
     verdict = _verdict(raw["verdict"])
     if verdict is None:
         raise LogError(
-            f"{where}: field 'verdict' must be right, partial or wrong (or 1, 0.5, 0): "
+            f"{where}: field 'verdict' must be right, partial or wrong (or a number from 0 to 1): "
             f"{raw['verdict']!r}"
         )
     p_true = raw.get("p_true")
@@ -283,6 +295,7 @@ def read_log(
         rows.append(_row(raw, where))
     if not rows:
         raise LogError(f"{path}: no checks in the log")
+    rows = [replace(row, concept=_fitting_name(row.concept)) for row in rows]
     # Names that fold to one key ("Fraction", "fraction") are one concept, as the map
     # routes them: every method sees them under the name met first.
     names: dict[str, str] = {}
@@ -297,6 +310,14 @@ def read_log(
         cuts = read_cuts(cuts_path, {row.student for row in rows}, uncut=uncut)
         rows = [replace(row, cut=cuts.get(row.student)) for row in rows]
     return rows
+
+
+def _fitting_name(name: str) -> str:
+    """The name, or a long one cut to CONCEPT_NAME_MAX_CHARS ending in a digest of it."""
+    if len(name) <= CONCEPT_NAME_MAX_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{name[: CONCEPT_NAME_MAX_CHARS - len(digest) - 2].rstrip()} #{digest}"
 
 
 def read_cuts(

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from beliefs import evaluation
 from beliefs.simulation import SETTINGS, Setting, forecast_at_cut, simulate
+from concepts.models import Concept
 from memory.models import Organization
 
 pytestmark = pytest.mark.django_db
@@ -357,6 +358,30 @@ def test_a_log_in_another_spelling_reads_like_ours(tmp_path):
     assert evaluation.read_log(theirs) == evaluation.read_log(ours)
 
 
+def test_partial_credit_reads_as_partial_and_a_hint_as_a_wrong_first_attempt(tmp_path):
+    ours = tmp_path / "ours.csv"
+    ours.write_text(
+        "student,concept,verdict,time\n"
+        "s,c,partial,2026-01-01T10:00:00+00:00\n"
+        "s,c,partial,2026-01-01T10:01:00+00:00\n"
+        "s,c,wrong,2026-01-01T10:02:00+00:00\n"
+        "s,c,wrong,2026-01-01T10:03:00+00:00\n"
+    )
+    theirs = tmp_path / "theirs.csv"
+    theirs.write_text(
+        "student,concept,verdict,time\n"
+        "s,c,0.25,2026-01-01T10:00:00Z\n"
+        "s,c,0.8,2026-01-01T10:01:00Z\n"
+        "s,c,HINT,2026-01-01T10:02:00Z\n"
+        "s,c,Bug,2026-01-01T10:03:00Z\n"
+    )
+    assert evaluation.read_log(theirs) == evaluation.read_log(ours)
+    out_of_range = tmp_path / "out.csv"
+    out_of_range.write_text("student,concept,verdict,time\ns,c,1.5,2026-01-01T10:00:00Z\n")
+    with pytest.raises(evaluation.LogError, match="line 2: field 'verdict'"):
+        evaluation.read_log(out_of_range)
+
+
 def test_a_spreadsheet_or_database_export_reads_like_ours(tmp_path):
     """A tab-separated export with capitalised column names, a byte order mark, times in
     Unix milliseconds and correctness written 1.00/0.00 reads as our own CSV."""
@@ -444,6 +469,24 @@ def test_concept_names_that_fold_to_one_key_are_one_concept(tmp_path, capsys):
     assert {c.concept for c in evaluation.read_log(path)} == {"Fraction", "Área"}
     call_command("evaluate_beliefs", str(path))
     assert "20 checks, 4 students, 2 concepts" in capsys.readouterr().out
+
+
+def test_concept_names_longer_than_a_concept_name_are_cut_and_stay_apart(tmp_path, capsys):
+    # A tutoring system's skill rules can run past Concept.name's 200 characters.
+    rule = "[SkillRule: Select Multiply; " + "MT fraction coeff; " * 12
+    path = tmp_path / "log.csv"
+    rows = ["student,concept,verdict,time"]
+    for student in range(4):
+        names = [rule + "one]", rule + "two]", "Fraction", rule + "one]", "Fraction"]
+        for minute, name in enumerate(names):
+            verdict = "right" if (student + minute) % 2 else "wrong"
+            rows.append(f"s{student},{name},{verdict},2026-01-01T00:0{minute}:00Z")
+    path.write_text("\n".join(rows) + "\n")
+    names = {c.concept for c in evaluation.read_log(path)}
+    assert len(names) == 3
+    assert max(len(n) for n in names) == Concept._meta.get_field("name").max_length
+    call_command("evaluate_beliefs", str(path))
+    assert "20 checks, 4 students, 3 concepts" in capsys.readouterr().out
 
 
 def _cut_log(tmp_path, cut_column: bool):
