@@ -25,6 +25,7 @@ for "nothing known": the beliefs' concept prior, the concept mean, ½ for Laplac
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import json
@@ -234,6 +235,27 @@ def _aliased(columns) -> dict[str, str]:
     return taken
 
 
+# What a log that is not UTF-8 is read as, in this order: Windows' Western code page
+# (spreadsheets save it), then Latin-1, which reads any bytes.
+LEGACY_ENCODINGS = ("cp1252", "latin-1")
+
+
+def _encoding(path: Path) -> str:
+    """UTF-8 (a byte order mark skipped) when the whole file decodes as it, else the
+    first of LEGACY_ENCODINGS that does: some public learner logs are Latin-1."""
+    for encoding in ("utf-8-sig", *LEGACY_ENCODINGS):
+        decoder = codecs.getincrementaldecoder(encoding)()
+        try:
+            with path.open("rb") as raw:
+                while chunk := raw.read(1 << 20):
+                    decoder.decode(chunk)
+                decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            continue
+        return encoding
+    return LEGACY_ENCODINGS[-1]
+
+
 def _records(path: Path):
     """(where, raw dict) of each record of a CSV (with a header) or JSONL file. Column
     names are read case-blind ("Student", " time") and a column of ours may come by an
@@ -242,7 +264,7 @@ def _records(path: Path):
     export reads too); a byte order mark (as spreadsheets save UTF-8) is skipped."""
     if not path.is_file():
         raise LogError(f"{path}: no such file")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    with path.open(encoding=_encoding(path), newline="") as handle:
         if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

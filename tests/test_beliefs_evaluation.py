@@ -382,6 +382,16 @@ def test_partial_credit_reads_as_partial_and_a_hint_as_a_wrong_first_attempt(tmp
         evaluation.read_log(out_of_range)
 
 
+def test_a_latin_1_log_reads_like_its_utf_8_copy(tmp_path):
+    # Some public learner logs are saved in Latin-1: "Área" is one byte 0xC1 there.
+    text = "student,concept,verdict,time\ns,Área,right,2026-01-01T10:00:00Z\n"
+    utf8, latin = tmp_path / "utf8.csv", tmp_path / "latin.csv"
+    utf8.write_bytes(text.encode("utf-8"))
+    latin.write_bytes(text.encode("latin-1"))
+    assert evaluation.read_log(latin) == evaluation.read_log(utf8)
+    assert evaluation.read_log(latin)[0].concept == "Área"
+
+
 def test_a_spreadsheet_or_database_export_reads_like_ours(tmp_path):
     """A tab-separated export with capitalised column names, a byte order mark, times in
     Unix milliseconds and correctness written 1.00/0.00 reads as our own CSV."""
