@@ -25,9 +25,9 @@ for "nothing known": the beliefs' concept prior, the concept mean, ½ for Laplac
 
 from __future__ import annotations
 
-import codecs
 import csv
 import hashlib
+import io
 import json
 import math
 import re
@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from concepts.naming import concept_key
+from concepts.reading import UnreadableFile, decode_text
 from tutorbrain.nightly.calibration import Calibration, calibration_compute
 
 OUTCOME = {"right": 1.0, "partial": 0.5, "wrong": 0.0}
@@ -93,9 +94,6 @@ COLUMN_ALIASES = {
     # The student's cut, in a log's own column or in a file of cuts.
     "cut": ("cut_time", "cutoff", "cut_off", "cutoff_time", "cut_at", "split_time"),
 }
-# Concept.name's length: a longer name in a log (a tutoring system's skill rule) is cut
-# to it, with a digest of the whole name so that two long names stay two concepts.
-CONCEPT_NAME_MAX_CHARS = 200
 # The share of each student's checks (in time order) before their cut.
 DEFAULT_HISTORY_SHARE = 0.7
 BETA_BASELINE_STRENGTH = 4.0
@@ -235,25 +233,14 @@ def _aliased(columns) -> dict[str, str]:
     return taken
 
 
-# What a log that is not UTF-8 is read as, in this order: Windows' Western code page
-# (spreadsheets save it), then Latin-1, which reads any bytes.
-LEGACY_ENCODINGS = ("cp1252", "latin-1")
-
-
-def _encoding(path: Path) -> str:
-    """UTF-8 (a byte order mark skipped) when the whole file decodes as it, else the
-    first of LEGACY_ENCODINGS that does: some public learner logs are Latin-1."""
-    for encoding in ("utf-8-sig", *LEGACY_ENCODINGS):
-        decoder = codecs.getincrementaldecoder(encoding)()
-        try:
-            with path.open("rb") as raw:
-                while chunk := raw.read(1 << 20):
-                    decoder.decode(chunk)
-                decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            continue
-        return encoding
-    return LEGACY_ENCODINGS[-1]
+def _text(path: Path) -> io.StringIO:
+    """The log's characters, read as the product reads an uploaded text file
+    (`concepts.reading.decode_text`): UTF-8 or UTF-16 with its mark, else the code page
+    Windows saves text in (some public learner logs are not UTF-8)."""
+    try:
+        return io.StringIO(decode_text(path.read_bytes()), newline="")
+    except UnreadableFile as exc:
+        raise LogError(f"{path}: {exc}") from exc
 
 
 def _records(path: Path):
@@ -264,7 +251,7 @@ def _records(path: Path):
     export reads too); a byte order mark (as spreadsheets save UTF-8) is skipped."""
     if not path.is_file():
         raise LogError(f"{path}: no such file")
-    with path.open(encoding=_encoding(path), newline="") as handle:
+    with _text(path) as handle:
         if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -335,11 +322,15 @@ def read_log(
 
 
 def _fitting_name(name: str) -> str:
-    """The name, or a long one cut to CONCEPT_NAME_MAX_CHARS ending in a digest of it."""
-    if len(name) <= CONCEPT_NAME_MAX_CHARS:
+    """The name, or one longer than a concept's name can be (a tutoring system's skill
+    rule) cut to it, ending in a digest of the whole so that two long names stay two."""
+    from concepts.models import Concept
+
+    longest = Concept._meta.get_field("name").max_length or len(name)
+    if len(name) <= longest:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return f"{name[: CONCEPT_NAME_MAX_CHARS - len(digest) - 2].rstrip()} #{digest}"
+    return f"{name[: longest - len(digest) - 2].rstrip()} #{digest}"
 
 
 def read_cuts(
